@@ -1,0 +1,96 @@
+"""The canonical data model every loader returns and every method reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """A catalog item."""
+
+    id: str
+    """Item id as a string token (ids are opaque; never assume integers)."""
+    title: str
+    """Human-readable title."""
+    categories: tuple[str, ...] = ()
+    """Genres / categories, most specific last when the source orders them."""
+    description: str | None = None
+    """Free-text description when the source has one."""
+    attributes: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
+    """Anything else the source carries (year, brand, author, price, ...)."""
+
+    def text(self) -> str:
+        """The item's text T(i) used for embeddings and prompts."""
+        parts = [self.title]
+        if self.categories:
+            parts.append("Categories: " + ", ".join(self.categories))
+        if year := self.attributes.get("year"):
+            parts.append(f"Year: {year}")
+        if self.description:
+            parts.append(self.description)
+        return ". ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Interaction:
+    """One user-item event."""
+
+    user_id: str
+    """Who."""
+    item_id: str
+    """What."""
+    timestamp: float
+    """Seconds since the epoch; the position in the sequence when the source has no time."""
+    rating: float | None = None
+    """Explicit rating, when the source has one."""
+    review: str | None = None
+    """Review text, when the source has one."""
+
+
+@dataclass(frozen=True, slots=True)
+class PresplitUser:
+    """A user whose split (and optionally candidates) the dataset already fixes."""
+
+    history: tuple[str, ...]
+    """Training history, oldest first."""
+    valid: str | None
+    """Validation / warm-up target."""
+    target: str
+    """Test target."""
+    candidates: tuple[str, ...] | None = None
+    """Pre-generated candidate pool (may or may not contain the target)."""
+
+
+@dataclass
+class Dataset:
+    """A whole dataset in the canonical model."""
+
+    name: str
+    """Short name used in reports and cache paths."""
+    items: dict[str, Item]
+    """Catalog by item id."""
+    interactions: list[Interaction]
+    """All interactions (unsorted as loaded)."""
+    has_time: bool = True
+    """False when timestamps are only positions (evolving scenarios are then refused)."""
+    users: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Optional user attributes by user id."""
+    instructions: dict[str, str] = field(default_factory=dict)
+    """Optional natural-language request per user (InstructRec-style)."""
+    presplit: dict[str, PresplitUser] | None = None
+    """When the source fixes the split itself (sequential layout, task files)."""
+    source: str = ""
+    """Where it was loaded from (a folder or file path)."""
+
+    def user_ids(self) -> list[str]:
+        """Every user with at least one interaction or a fixed split, in a stable order."""
+        ids = {i.user_id for i in self.interactions}
+        if self.presplit:
+            ids.update(self.presplit)
+        return sorted(ids, key=natural_key)
+
+
+def natural_key(token: str) -> tuple[int, int | str]:
+    """Sort key putting numeric ids in numeric order and the rest after, lexically."""
+    return (0, int(token)) if token.isdigit() else (1, token)

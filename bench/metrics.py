@@ -1,0 +1,41 @@
+"""Ranking metrics for one relevant item among N candidates."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+
+
+def cutoffs(n_candidates: int) -> tuple[int, ...]:
+    """K values reported for N candidates: 1, 3, 5, and 10 only when N > 10."""
+    return (1, 3, 5, 10) if n_candidates > 10 else (1, 3, 5)
+
+
+def rank_of(target: str, ranking: Sequence[str]) -> int:
+    """1-based rank of `target` in `ranking`; raises ValueError when absent."""
+    try:
+        return ranking.index(target) + 1
+    except ValueError:
+        raise ValueError(f"target {target!r} is not in the ranking") from None
+
+
+def user_metrics(rank: int, n_candidates: int) -> dict[str, float]:
+    """hit@K, ndcg@K (K>1), mrr and avg_hr for a target at 1-based `rank`."""
+    if not 1 <= rank <= n_candidates:
+        raise ValueError(f"rank {rank} outside 1..{n_candidates}")
+    metrics: dict[str, float] = {}
+    for k in cutoffs(n_candidates):
+        metrics[f"hit@{k}"] = 1.0 if rank <= k else 0.0
+    for k in cutoffs(n_candidates)[1:]:
+        metrics[f"ndcg@{k}"] = 1.0 / math.log2(rank + 1) if rank <= k else 0.0
+    metrics["mrr"] = 1.0 / rank
+    metrics["avg_hr"] = (metrics["hit@1"] + metrics["hit@3"] + metrics["hit@5"]) / 3.0
+    return metrics
+
+
+def mean_metrics(per_user: Iterable[Mapping[str, float]]) -> dict[str, float]:
+    """Mean of each metric over users; `math.fsum` makes it independent of order."""
+    rows = list(per_user)
+    if not rows:
+        return {}
+    return {key: math.fsum(row[key] for row in rows) / len(rows) for key in rows[0]}

@@ -1,0 +1,74 @@
+"""Classic (non-LLM) baselines as graphs on the shared contract.
+
+Each graph is `validate_input -> <name>_ranker -> END`. Exports one compiled graph
+per baseline (`random_graph`, `popularity_graph`, ...) and their `builders`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+
+from agents.classic_rankers import SCORERS, Scorer
+from bench.environment import get_environment
+from graphs.common import VALIDATE_NODE, rank_by_scores, unseen_items, validate_input
+from state.base_state import BaseState
+from state.blackboard import post
+from state.context import Context, context_or_default
+from state.contract import RecInput, RecOutput
+
+
+def make_ranker_node(name: str, scorer: Scorer, ranks_by: str):
+    """A node that scores the candidates (or, in retrieve mode, every unseen item)."""
+
+    def rank(state: BaseState, runtime: Runtime[Context]) -> dict[str, Any]:
+        ctx = context_or_default(runtime.context)
+        env = get_environment(ctx.dataset)
+        history = state.get("history", [])
+        retrieve = state.get("retrieve_mode", False)
+        items = unseen_items(env, history) if retrieve else list(state["candidates"] or [])
+        scores = scorer(env, ctx, state["user_id"], history, items, state.get("scenario", "classic"))
+        ranking = rank_by_scores(items, scores)
+        if retrieve:
+            ranking = ranking[: ctx.top_k]
+        by_item = dict(zip(items, (float(s) for s in scores), strict=True))
+        kept = {item: by_item[item] for item in ranking}
+        note = f"ranked {len(items)} items by {ranks_by}" + (
+            f"; kept the top {len(ranking)}" if retrieve else ""
+        )
+        return {
+            "candidates": ranking if retrieve else state["candidates"],
+            "ranking": ranking,
+            "scores": kept,
+            "trace": [post(f"{name}_ranker", note)],
+        }
+
+    rank.__name__ = f"{name}_ranker"
+    return rank
+
+
+def build_baseline(name: str) -> StateGraph:
+    """The uncompiled graph of classic baseline `name`."""
+    scorer, ranks_by = SCORERS[name]
+    builder = StateGraph(
+        BaseState, input_schema=RecInput, output_schema=RecOutput, context_schema=Context
+    )
+    ranker = f"{name}_ranker"
+    builder.add_node(VALIDATE_NODE, validate_input)
+    builder.add_node(ranker, make_ranker_node(name, scorer, ranks_by))
+    builder.add_edge(START, VALIDATE_NODE)
+    builder.add_edge(VALIDATE_NODE, ranker)
+    builder.add_edge(ranker, END)
+    return builder
+
+
+builders: dict[str, StateGraph] = {name: build_baseline(name) for name in SCORERS}
+"""Uncompiled graphs by baseline name."""
+
+random_graph = builders["random"].compile(name="random")
+popularity_graph = builders["popularity"].compile(name="popularity")
+itemknn_graph = builders["itemknn"].compile(name="itemknn")
+bpr_graph = builders["bpr"].compile(name="bpr")
+embedding_graph = builders["embedding"].compile(name="embedding")

@@ -1,0 +1,67 @@
+"""Pieces every recommender graph shares: input validation and the ranking helpers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from langgraph.runtime import Runtime
+from pydantic import ValidationError
+
+from bench.environment import Environment, get_environment
+from state.base_state import BaseState
+from state.blackboard import post
+from state.context import Context, context_or_default
+from state.contract import InvalidRecInput, RecInput
+
+VALIDATE_NODE = "validate_input"
+
+
+def describe_validation_error(error: ValidationError) -> str:
+    """One line naming each offending field and value."""
+    parts = []
+    for issue in error.errors():
+        field = ".".join(str(p) for p in issue["loc"]) or "input"
+        message = issue["msg"].removeprefix("Value error, ")
+        parts.append(f"{field}: {message}")
+    return "invalid RecInput: " + "; ".join(parts)
+
+
+def validate_input(state: BaseState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """First node of every graph: check the request against `RecInput` and the dataset.
+
+    Raises `InvalidRecInput` naming the offending value (unknown user or item id,
+    empty or duplicate candidates); otherwise writes the visible history.
+    """
+    raw = {key: state[key] for key in RecInput.model_fields if state.get(key) is not None}
+    try:
+        request = RecInput.model_validate(raw)
+    except ValidationError as error:
+        raise InvalidRecInput(describe_validation_error(error)) from None
+    env = get_environment(context_or_default(runtime.context).dataset)
+    env.require_user(request.user_id)
+    if request.candidates is not None:
+        env.require_items(request.candidates)
+    history = env.history(request.user_id, request.scenario)
+    note = f"user {request.user_id}: {len(history)} visible history items ({request.scenario})"
+    return {
+        "user_id": request.user_id,
+        "candidates": request.candidates,
+        "scenario": request.scenario,
+        "history": history,
+        "retrieve_mode": request.candidates is None,
+        "trace": [post(VALIDATE_NODE, note)],
+    }
+
+
+def unseen_items(env: Environment, history: Sequence[str]) -> list[str]:
+    """Catalog items not in the visible history: the pool for retrieve mode."""
+    seen = set(history)
+    return [item for item in env.item_ids if item not in seen]
+
+
+def rank_by_scores(items: Sequence[str], scores: np.ndarray) -> list[str]:
+    """Items by descending score; ties keep the given order (a stable sort)."""
+    order = np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
+    return [items[i] for i in order]

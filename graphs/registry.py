@@ -1,0 +1,60 @@
+"""Every method by name: where its compiled graph lives and what it is."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+from langgraph.graph.state import CompiledStateGraph
+
+from bench.errors import RecgraphError
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """Where a method's graph is and how to describe it."""
+
+    module: str
+    """Python module holding the compiled graph."""
+    attribute: str
+    """Name of the compiled graph in that module."""
+    kind: str
+    """"classic" (no LLM) or "llm" (agents with an LLM policy and a fallback)."""
+    summary: str
+    """One line for help texts and reports."""
+
+
+METHODS: dict[str, MethodSpec] = {
+    "random": MethodSpec("graphs.baselines", "random_graph", "classic", "seeded random order"),
+    "popularity": MethodSpec(
+        "graphs.baselines", "popularity_graph", "classic", "training popularity"
+    ),
+    "itemknn": MethodSpec(
+        "graphs.baselines", "itemknn_graph", "classic", "item-item co-occurrence CF"
+    ),
+    "bpr": MethodSpec("graphs.baselines", "bpr_graph", "classic", "BPR matrix factorisation"),
+    "embedding": MethodSpec(
+        "graphs.baselines", "embedding_graph", "classic", "MiniLM cosine to recent history"
+    ),
+}
+"""Method name -> spec; `all` means every entry, in this order."""
+
+
+def parse_methods(text: str) -> list[str]:
+    """Expand `a,b,...` or `all` into method names, refusing unknown ones."""
+    names = list(METHODS) if text.strip() == "all" else [t.strip() for t in text.split(",")]
+    names = [n for n in names if n]
+    if not names:
+        raise RecgraphError("--methods is empty; name at least one method or 'all'")
+    unknown = [n for n in names if n not in METHODS]
+    if unknown:
+        raise RecgraphError(
+            f"unknown method {unknown[0]!r}; available: {', '.join(METHODS)} or 'all'"
+        )
+    return list(dict.fromkeys(names))
+
+
+def get_graph(name: str) -> CompiledStateGraph:
+    """The compiled graph of method `name` (imported on first use)."""
+    spec = METHODS[name]
+    return getattr(importlib.import_module(spec.module), spec.attribute)

@@ -1,0 +1,1 @@
+"""recgraph package."""

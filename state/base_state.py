@@ -1,0 +1,32 @@
+"""The blackboard state every method's state extends."""
+
+from __future__ import annotations
+
+from typing import Annotated, TypedDict
+
+from state.blackboard import BlackboardMessage, append_messages
+
+
+class BaseState(TypedDict, total=False):
+    """Fields shared by every recommender graph; each has exactly one writer."""
+
+    user_id: str
+    """Input: the user (validated against the dataset by `validate_input`)."""
+    candidates: list[str] | None
+    """Input: items to re-rank; `validate_input` fills it from the catalog when absent."""
+    instruction: str | None
+    """Input: the user's natural-language request, if any."""
+    scenario: str
+    """Input: which part of the history is visible (see bench.scenarios)."""
+    history: list[str]
+    """Written by `validate_input`: the visible history, oldest first."""
+    retrieve_mode: bool
+    """Written by `validate_input`: True when candidates came from the catalog, not the caller."""
+    ranking: list[str]
+    """Written by the ranking node: a permutation of exactly `candidates`."""
+    scores: dict[str, float]
+    """Written by the ranking node: per-item scores, when the method has them."""
+    rationales: dict[str, str]
+    """Written by the ranking node: per-item explanations, when the method has them."""
+    trace: Annotated[list[BlackboardMessage], append_messages]
+    """Every node's blackboard posts, in order."""

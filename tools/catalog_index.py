@@ -1,0 +1,93 @@
+"""The catalog item index in Chroma (persistent, explicit MiniLM embedding function)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import chromadb
+import numpy as np
+from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
+from chromadb.config import Settings
+
+from bench.data import Dataset
+from bench.embeddings import embed_texts
+from bench.paths import cache_root, dataset_key
+
+
+class MiniLMEmbeddingFunction(EmbeddingFunction[Documents]):
+    """Chroma embedding function backed by our offline MiniLM (never Chroma's ONNX default)."""
+
+    def __init__(self) -> None:
+        """Nothing to configure: the model is loaded by path on first use."""
+
+    def __call__(self, input: Documents) -> Embeddings:
+        """Embed documents."""
+        return list(embed_texts(list(input)))
+
+    @staticmethod
+    def name() -> str:
+        """Name Chroma stores in the collection configuration."""
+        return "recgraph-minilm"
+
+    @staticmethod
+    def build_from_config(config: dict[str, Any]) -> MiniLMEmbeddingFunction:
+        """Rebuild from a stored configuration."""
+        return MiniLMEmbeddingFunction()
+
+    def get_config(self) -> dict[str, Any]:
+        """No configuration beyond the name."""
+        return {}
+
+
+def item_metadata(dataset: Dataset, item_id: str) -> dict[str, Any]:
+    """Filterable metadata: year (int when numeric) and one boolean flag per category."""
+    item = dataset.items[item_id]
+    metadata: dict[str, Any] = {"title": item.title, "categories": "|".join(item.categories)}
+    year = item.attributes.get("year", "")
+    if year.isdigit():
+        metadata["year"] = int(year)
+    for category in item.categories:
+        metadata[f"cat:{category}"] = True
+    return metadata
+
+
+class CatalogIndex:
+    """Nearest-neighbour search over a dataset's items with metadata filters."""
+
+    def __init__(self, dataset: Dataset, item_ids: Sequence[str], vectors: np.ndarray) -> None:
+        """Open (or fill, once) the dataset's persistent collection."""
+        client = chromadb.PersistentClient(
+            path=str(cache_root() / "chroma"),
+            settings=Settings(anonymized_telemetry=False, allow_reset=False),
+        )
+        self.collection = client.get_or_create_collection(
+            name=f"catalog-{dataset_key(dataset)}",
+            embedding_function=MiniLMEmbeddingFunction(),
+            configuration={"hnsw": {"space": "cosine"}},
+        )
+        if self.collection.count() != len(item_ids):
+            self._fill(dataset, item_ids, vectors)
+
+    def _fill(self, dataset: Dataset, item_ids: Sequence[str], vectors: np.ndarray) -> None:
+        batch = 1000
+        for start in range(0, len(item_ids), batch):
+            ids = list(item_ids[start : start + batch])
+            self.collection.upsert(
+                ids=ids,
+                embeddings=vectors[start : start + batch],
+                documents=[dataset.items[i].text() for i in ids],
+                metadatas=[item_metadata(dataset, i) for i in ids],
+            )
+
+    def search(
+        self, query: str | np.ndarray, k: int, where: dict[str, Any] | None = None
+    ) -> list[str]:
+        """Ids of the `k` items closest to a text or an embedding, optionally filtered."""
+        if isinstance(query, str):
+            result = self.collection.query(query_texts=[query], n_results=k, where=where)
+        else:
+            result = self.collection.query(
+                query_embeddings=[np.asarray(query, dtype=np.float32)], n_results=k, where=where
+            )
+        return list(result["ids"][0])
