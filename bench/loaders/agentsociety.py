@@ -48,13 +48,15 @@ def read_json_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     if not path.is_file():
         raise DataFormatError(path, None, "file not found")
     with path.open(encoding="utf-8-sig", errors="replace") as handle:
+        started = False
         for number, line in enumerate(handle, start=1):
             text = line.strip()
             if not text:
                 continue
-            if text.startswith("["):
+            if text.startswith("[") and not started:
                 yield from _array_records(path, line + handle.read(), number)
                 return
+            started = True
             try:
                 value = json.loads(text)
             except json.JSONDecodeError as exc:
@@ -144,11 +146,8 @@ def load_items(path: Path) -> dict[str, Item]:
 
 def load_users(path: Path) -> dict[str, dict[str, str]]:
     """Read an optional `user.json` into attributes by user id."""
-    users: dict[str, dict[str, str]] = {}
-    if path.is_file():
-        for line, record in read_json_records(path):
-            users[_id(path, line, record, "user_id")] = _scalars(record, USER_SKIPPED)
-    return users
+    records = read_json_records(path) if path.is_file() else iter(())
+    return {_id(path, n, r, "user_id"): _scalars(r, USER_SKIPPED) for n, r in records}
 
 
 def parse_time(raw: Any) -> float | None:

@@ -1,0 +1,99 @@
+"""The evaluation plan: which users, with which candidates, under which scenario."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from bench.candidates import sample_candidates
+from bench.data import natural_key
+from bench.environment import Environment
+from bench.errors import ProtocolError
+from bench.scenarios import check_scenario, eligible_users
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """Everything that fixes a benchmark's inputs (and so must match on resume)."""
+
+    dataset: str
+    """Dataset name or path."""
+    candidates: int = 10
+    """N: target + N-1 negatives."""
+    seed: int = 0
+    """Seeds user selection and candidate sampling."""
+    scenario: str = "classic"
+    """One of bench.scenarios' five scenarios."""
+    users: int = 200
+    """How many users to evaluate (all eligible ones if fewer)."""
+    llm: str = "heuristic"
+    """The LLM backend label (heuristic = no LLM; agents use their fallbacks)."""
+
+    def as_dict(self) -> dict[str, object]:
+        """The protocol as written to metrics.json and results.jsonl."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class EvalCase:
+    """One user's test query."""
+
+    user_id: str
+    """The user."""
+    target: str
+    """The held-out item."""
+    candidates: list[str]
+    """Shuffled target + negatives."""
+
+    def request(self, scenario: str) -> dict[str, object]:
+        """The `RecInput` a graph receives for this case."""
+        return {"user_id": self.user_id, "candidates": self.candidates, "scenario": scenario}
+
+
+def check_protocol(protocol: Protocol) -> None:
+    """Refuse impossible numbers before any work starts."""
+    if protocol.users < 1:
+        raise ProtocolError(f"--users must be at least 1, got {protocol.users}")
+    if protocol.candidates < 2:
+        raise ProtocolError(
+            f"--candidates must be at least 2 (the target and a negative), got {protocol.candidates}"
+        )
+
+
+def plan_cases(env: Environment, protocol: Protocol) -> list[EvalCase]:
+    """The users under test (a seeded sample of eligible users) with their candidates."""
+    check_protocol(protocol)
+    check_scenario(protocol.scenario, env.dataset.has_time)
+    eligible = sorted(
+        eligible_users(env.cases, protocol.scenario, env.popularity, len(env.item_ids)),
+        key=natural_key,
+    )
+    if not eligible:
+        raise ProtocolError(f"no user of {env.dataset.name!r} qualifies for {protocol.scenario!r}")
+    order = np.random.default_rng(protocol.seed).permutation(len(eligible))
+    chosen = sorted((eligible[i] for i in order[: protocol.users]), key=natural_key)
+    return plan_cases_for(env, protocol, chosen)
+
+
+def plan_cases_for(env: Environment, protocol: Protocol, users: list[str]) -> list[EvalCase]:
+    """Test cases (target and seeded candidates) for the given users."""
+    presplit = env.dataset.presplit or {}
+    cases = []
+    for user_id in users:
+        env.require_user(user_id)
+        if user_id not in env.cases:
+            raise ProtocolError(f"user {user_id!r} has too few interactions to hold one out")
+        target = env.cases[user_id].target.item_id
+        fixed = presplit.get(user_id)
+        candidates = sample_candidates(
+            user_id=user_id,
+            target=target,
+            n=protocol.candidates,
+            catalog=env.item_ids,
+            interacted=env.interacted(user_id) - {target},
+            seed=protocol.seed,
+            pool=fixed.candidates if fixed else None,
+        )
+        cases.append(EvalCase(user_id, target, candidates))
+    return cases

@@ -1,0 +1,113 @@
+"""The batch runner: every method over the same cases, resumable, any concurrency."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_core.runnables import RunnableLambda
+
+from bench.metrics import mean_metrics, rank_of, user_metrics
+from bench.protocol import EvalCase, Protocol
+from bench.results_log import ResultsLog
+from graphs.registry import get_graph
+from state.context import Context
+
+USAGE_FIELDS = ("llm_calls", "input_tokens", "output_tokens", "est_cost_usd", "fallbacks", "repairs")
+ProgressHook = Callable[[str, int], None]
+"""Called as (method, users finished so far in this run) after each user."""
+
+
+class MethodOutputError(RuntimeError):
+    """A graph returned something that is not a permutation of the candidates (a bug)."""
+
+
+def check_ranking(method: str, case: EvalCase, ranking: Sequence[str]) -> None:
+    """The contract: a ranking is a permutation of exactly the candidates."""
+    if sorted(ranking) != sorted(case.candidates):
+        raise MethodOutputError(
+            f"{method} returned a ranking for user {case.user_id!r} that is not a permutation "
+            f"of its {len(case.candidates)} candidates: {list(ranking)}"
+        )
+
+
+def result_record(
+    method: str, case: EvalCase, output: dict[str, Any], seconds: float
+) -> dict[str, Any]:
+    """One results.jsonl line: ranking, target rank, metrics, usage and time."""
+    ranking = list(output["ranking"])
+    check_ranking(method, case, ranking)
+    rank = rank_of(case.target, ranking)
+    usage = output.get("usage") or {}
+    return {
+        "method": method,
+        "user_id": case.user_id,
+        "target": case.target,
+        "ranking": ranking,
+        "rank": rank,
+        "metrics": user_metrics(rank, len(case.candidates)),
+        "usage": {field: usage.get(field, 0) for field in USAGE_FIELDS},
+        "seconds": seconds,
+    }
+
+
+async def run_method(
+    method: str,
+    cases: Sequence[EvalCase],
+    protocol: Protocol,
+    log: ResultsLog,
+    concurrency: int,
+    on_progress: ProgressHook | None = None,
+) -> None:
+    """Run `method` on every case not already in the log, appending each as it finishes."""
+    graph = get_graph(method)
+    context = Context(dataset=protocol.dataset, seed=protocol.seed)
+    finished = log.done(method)
+    pending = [case for case in cases if case.user_id not in finished]
+
+    async def invoke(case: EvalCase) -> tuple[EvalCase, dict[str, Any], float]:
+        started = time.perf_counter()
+        output = await graph.ainvoke(case.request(protocol.scenario), context=context)
+        return case, output, time.perf_counter() - started
+
+    count = 0
+    timed = RunnableLambda(invoke, name=f"bench:{method}")
+    config = {"max_concurrency": max(1, concurrency)}
+    async for _, (case, output, seconds) in timed.abatch_as_completed(pending, config=config):
+        log.append(result_record(method, case, output, seconds))
+        count += 1
+        if on_progress:
+            on_progress(method, count)
+
+
+def method_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Aggregate one method's records into the metrics.json entry."""
+    ordered = sorted(records, key=lambda r: r["user_id"])
+    summary: dict[str, Any] = mean_metrics(r["metrics"] for r in ordered)
+    summary["users"] = len(ordered)
+    for field in USAGE_FIELDS:
+        total = math.fsum(r["usage"][field] for r in ordered)
+        summary[field] = total if field == "est_cost_usd" else int(total)
+    summary["seconds_per_user"] = math.fsum(r["seconds"] for r in ordered) / max(1, len(ordered))
+    return summary
+
+
+def run_benchmark(
+    methods: Sequence[str],
+    cases: Sequence[EvalCase],
+    protocol: Protocol,
+    log: ResultsLog,
+    concurrency: int,
+    on_progress: ProgressHook | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Run every method (resuming from the log) and return metrics per method."""
+    for method in methods:
+        asyncio.run(run_method(method, cases, protocol, log, concurrency, on_progress))
+    wanted = {case.user_id for case in cases}
+    return {
+        method: method_metrics([r for u, r in log.done(method).items() if u in wanted])
+        for method in methods
+    }

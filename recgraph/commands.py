@@ -1,0 +1,129 @@
+"""What each `recgraph` subcommand does (argument parsing lives in cli.py)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+# Piped output gets a wide console so the comparison table is not squeezed to 80 columns.
+console = Console(width=None if sys.stdout.isatty() else 160)
+
+
+def bench(args: argparse.Namespace) -> int:
+    """`recgraph bench`: run methods on one protocol and write the four report files."""
+    from bench import report
+    from bench.environment import get_environment
+    from bench.protocol import Protocol, check_protocol, plan_cases
+    from bench.results_log import ResultsLog
+    from bench.runner import run_benchmark
+    from graphs.registry import parse_methods
+
+    methods = parse_methods(args.methods)
+    protocol = Protocol(
+        dataset=args.dataset, candidates=args.candidates, seed=args.seed,
+        scenario=args.scenario, users=args.users, llm=args.llm,
+    )
+    check_protocol(protocol)
+    if args.concurrency < 1:
+        from bench.errors import ProtocolError
+
+        raise ProtocolError(f"--concurrency must be at least 1, got {args.concurrency}")
+    env = get_environment(args.dataset)
+    cases = plan_cases(env, protocol)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    log = ResultsLog(out / "results.jsonl", protocol.as_dict())
+    console.print(
+        f"[bold]{env.dataset.name}[/]: {len(cases)} users, N={protocol.candidates}, "
+        f"scenario {protocol.scenario}, {report.backend_label(protocol.llm)}"
+    )
+    with Progress(
+        TextColumn("{task.description:>14}"), BarColumn(), MofNCompleteColumn(),
+        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=console,
+    ) as progress:
+        tasks = {
+            m: progress.add_task(m, total=len(cases), completed=len(log.done(m))) for m in methods
+        }
+        resumed = {m: len(log.done(m)) for m in methods}
+
+        def advance(method: str, count: int) -> None:
+            progress.update(tasks[method], completed=resumed[method] + count)
+
+        results = run_benchmark(methods, cases, protocol, log, args.concurrency, advance)
+    name = env.dataset.name
+    settings = protocol.as_dict()
+    report.write_metrics(out, name, settings, results)
+    report.write_report_md(out, name, settings, results)
+    report.write_report_png(out, name, settings, results)
+    console.print(report.rich_table(name, settings, results))
+    console.print(f"wrote {out}/metrics.json, results.jsonl, report.md, report.png")
+    return 0
+
+
+def datasets(args: argparse.Namespace) -> int:
+    """`recgraph datasets`: what is available, with statistics."""
+    from bench.datasets import BUILTIN
+    from bench.environment import get_environment
+
+    table = Table(title="datasets")
+    for column in ("dataset", "users", "items", "interactions", "split users", "timestamps",
+                   "density", "source"):
+        table.add_column(column)
+    for spec in [*BUILTIN, *args.paths]:
+        env = get_environment(spec)
+        data = env.dataset
+        density = len(data.interactions) / max(1, len(env.user_ids) * len(env.item_ids))
+        table.add_row(
+            spec, str(len(env.user_ids)), str(len(env.item_ids)), str(len(data.interactions)),
+            str(len(env.cases)), "yes" if data.has_time else "order only", f"{density:.4f}",
+            data.source,
+        )
+    console.print(table)
+    return 0
+
+
+def recommend(args: argparse.Namespace) -> int:
+    """`recgraph recommend`: one user's ranked list with titles (and rationales if any)."""
+    from bench.environment import get_environment
+    from bench.protocol import Protocol, plan_cases_for
+    from bench.report import backend_label
+    from graphs.registry import get_graph, parse_methods
+    from state.context import Context
+
+    method = parse_methods(args.method)[0]
+    env = get_environment(args.dataset)
+    env.require_user(args.user)
+    request: dict[str, object] = {"user_id": args.user, "scenario": args.scenario}
+    target = None
+    if args.candidates is not None:
+        protocol = Protocol(
+            dataset=args.dataset, candidates=args.candidates, seed=args.seed,
+            scenario=args.scenario, users=1, llm=args.llm,
+        )
+        case = plan_cases_for(env, protocol, [args.user])[0]
+        request["candidates"], target = case.candidates, case.target
+    context = Context(dataset=args.dataset, seed=args.seed, top_k=args.top_k)
+    output = get_graph(method).invoke(request, context=context)
+    table = Table(title=f"{method} for user {args.user} · {backend_label(args.llm)}")
+    for column in ("rank", "item", "title", "score", "why"):
+        table.add_column(column)
+    scores, rationales = output.get("scores") or {}, output.get("rationales") or {}
+    for rank, item in enumerate(output["ranking"], start=1):
+        marker = " ← held-out target" if item == target else ""
+        score = f"{scores[item]:.4f}" if item in scores else ""
+        title = env.dataset.items[item].title + marker
+        table.add_row(str(rank), item, title, score, rationales.get(item, ""))
+    console.print(table)
+    return 0
