@@ -78,15 +78,16 @@ def datasets(args: argparse.Namespace) -> int:
     from bench.environment import get_environment
 
     table = Table(title="datasets")
-    for column in ("dataset", "users", "items", "interactions", "split users", "timestamps",
-                   "density", "source"):
-        table.add_column(column)
+    table.add_column("dataset", no_wrap=True)
+    for column in ("users", "items", "interactions", "split users", "timestamps", "density"):
+        table.add_column(column, justify="right")
+    table.add_column("source")
     for spec in [*BUILTIN, *args.paths]:
         env = get_environment(spec)
         data = env.dataset
         density = len(data.interactions) / max(1, len(env.user_ids) * len(env.item_ids))
         table.add_row(
-            spec, str(len(env.user_ids)), str(len(env.item_ids)), str(len(data.interactions)),
+            data.name, str(len(env.user_ids)), str(len(env.item_ids)), str(len(data.interactions)),
             str(len(env.cases)), "yes" if data.has_time else "order only", f"{density:.4f}",
             data.source,
         )

@@ -242,12 +242,13 @@ def _read_pair(
         raise DataFormatError(task_path, _line_of(text, "type"), problem)
     user = _id(task_path, _line_of(text, "user_id"), task, "user_id")
     raw = task.get("candidate_list")
-    pool = tuple(str(c) for c in raw if isinstance(c, str | int) and c != "") if raw else ()
+    ids = raw if isinstance(raw, list) else ()
+    pool = tuple(str(c) for c in ids if isinstance(c, str | int) and c != "")
     unknown = [c for c in pool if c not in items]
     problem = None
     if raw is None:
         problem = "missing field 'candidate_list'"
-    elif not isinstance(raw, list) or not pool or len(pool) != len(raw):
+    elif not pool or len(pool) != len(ids):
         problem = "field 'candidate_list' must be a non-empty list of item ids"
     elif len(set(pool)) != len(pool):
         problem = "field 'candidate_list' repeats an item"

@@ -1,0 +1,58 @@
+"""The shared RecInput/RecOutput contract, inherited by every graph."""
+
+import pytest
+
+from graphs.registry import METHODS, get_graph, parse_methods
+from state.context import Context
+from state.contract import InvalidRecInput
+
+CANDIDATES = ["50", "181", "1", "2", "3", "100"]
+
+
+@pytest.mark.parametrize("method", list(METHODS))
+def test_ranking_is_a_permutation_of_the_candidates(method: str) -> None:
+    output = get_graph(method).invoke({"user_id": "1", "candidates": CANDIDATES})
+    assert sorted(output["ranking"]) == sorted(CANDIDATES)
+    assert set(output["scores"]) == set(CANDIDATES)
+    assert [m["role"] for m in output["trace"]] == ["validate_input", f"{method}_ranker"]
+    assert {"id", "role", "content", "score", "timestamp"} <= set(output["trace"][0])
+
+
+@pytest.mark.parametrize("method", list(METHODS))
+@pytest.mark.parametrize(
+    ("request_", "message"),
+    [
+        ({"user_id": "99999", "candidates": ["1", "2"]}, "unknown user id '99999'"),
+        ({"user_id": "1", "candidates": []}, "candidates: candidates is an empty list"),
+        ({"user_id": "1", "candidates": ["5", "7", "5"]}, "duplicate candidate item id '5'"),
+        ({"user_id": "1", "candidates": ["1", "no-such-item"]}, "unknown item id 'no-such-item'"),
+    ],
+)
+def test_bad_input_raises_one_clear_error(method: str, request_: dict, message: str) -> None:
+    with pytest.raises(InvalidRecInput) as error:
+        get_graph(method).invoke(request_)
+    assert message in str(error.value)
+    assert "\n" not in str(error.value)
+
+
+def test_integer_ids_are_accepted() -> None:
+    output = get_graph("popularity").invoke({"user_id": 1, "candidates": [1, 50]})
+    assert output["ranking"] == ["50", "1"]
+
+
+def test_retrieve_mode_returns_top_k_unseen_items() -> None:
+    output = get_graph("itemknn").invoke({"user_id": "1"}, context=Context(top_k=7))
+    from bench.environment import get_environment
+
+    history = set(get_environment("ml-100k").history("1"))
+    assert len(output["ranking"]) == 7
+    assert not history & set(output["ranking"])
+    scores = [output["scores"][i] for i in output["ranking"]]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_parse_methods() -> None:
+    assert parse_methods("all") == list(METHODS)
+    assert parse_methods("bpr, random,bpr") == ["bpr", "random"]
+    with pytest.raises(Exception, match="unknown method 'arag2'"):
+        parse_methods("random,arag2")
