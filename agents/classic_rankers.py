@@ -42,7 +42,11 @@ def normalised_popularity(env: Environment, items: Sequence[str]) -> np.ndarray:
 
 
 def score_random(
-    env: Environment, ctx: Context, user: str, history: Sequence[str], items: Sequence[str],
+    env: Environment,
+    ctx: Context,
+    user: str,
+    history: Sequence[str],
+    items: Sequence[str],
     scenario: str,
 ) -> np.ndarray:
     """Seeded uniform scores (same for a user whatever the run order)."""
@@ -50,7 +54,11 @@ def score_random(
 
 
 def score_popularity(
-    env: Environment, ctx: Context, user: str, history: Sequence[str], items: Sequence[str],
+    env: Environment,
+    ctx: Context,
+    user: str,
+    history: Sequence[str],
+    items: Sequence[str],
     scenario: str,
 ) -> np.ndarray:
     """Most-interacted-with items first."""
@@ -79,7 +87,11 @@ def item_similarity(env: Environment, neighbours: int) -> sparse.csr_matrix:
 
 
 def score_itemknn(
-    env: Environment, ctx: Context, user: str, history: Sequence[str], items: Sequence[str],
+    env: Environment,
+    ctx: Context,
+    user: str,
+    history: Sequence[str],
+    items: Sequence[str],
     scenario: str,
 ) -> np.ndarray:
     """Summed similarity to the visible history items."""
@@ -110,7 +122,11 @@ def train_bpr(env: Environment, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
 
 
 def score_bpr(
-    env: Environment, ctx: Context, user: str, history: Sequence[str], items: Sequence[str],
+    env: Environment,
+    ctx: Context,
+    user: str,
+    history: Sequence[str],
+    items: Sequence[str],
     scenario: str,
 ) -> np.ndarray:
     """Dot product of the user's and items' BPR factors."""
@@ -126,7 +142,11 @@ def score_bpr(
 
 
 def score_embedding(
-    env: Environment, ctx: Context, user: str, history: Sequence[str], items: Sequence[str],
+    env: Environment,
+    ctx: Context,
+    user: str,
+    history: Sequence[str],
+    items: Sequence[str],
     scenario: str,
 ) -> np.ndarray:
     """Cosine between the mean embedding of the recent history and each item."""

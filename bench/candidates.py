@@ -60,9 +60,7 @@ def _uniform_unseen(
 ) -> list[str]:
     unseen = len(catalog) - len(set(interacted) | {target})
     if unseen < count:
-        raise ProtocolError(
-            f"user {user_id!r} has only {unseen} unseen items; cannot draw {count} negatives"
-        )
+        raise ProtocolError(f"user {user_id!r} has only {unseen} unseen items; cannot draw {count} negatives")
     chosen: dict[str, None] = {}
     # Rejection sampling keeps the draw uniform without materialising the unseen set.
     while len(chosen) < count:

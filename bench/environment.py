@@ -65,8 +65,7 @@ class Environment:
         """Raise `InvalidRecInput` naming the user when the dataset does not have it."""
         if user_id not in self.user_index:
             raise InvalidRecInput(
-                f"unknown user id {user_id!r} (dataset {self.dataset.name!r} has "
-                f"{len(self.user_ids)} users)"
+                f"unknown user id {user_id!r} (dataset {self.dataset.name!r} has {len(self.user_ids)} users)"
             )
 
     def require_items(self, item_ids: list[str]) -> None:

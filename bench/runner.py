@@ -34,9 +34,7 @@ def check_ranking(method: str, case: EvalCase, ranking: Sequence[str]) -> None:
         )
 
 
-def result_record(
-    method: str, case: EvalCase, output: dict[str, Any], seconds: float
-) -> dict[str, Any]:
+def result_record(method: str, case: EvalCase, output: dict[str, Any], seconds: float) -> dict[str, Any]:
     """One results.jsonl line: ranking, target rank, metrics, usage and time."""
     ranking = list(output["ranking"])
     check_ranking(method, case, ranking)
@@ -108,6 +106,5 @@ def run_benchmark(
         asyncio.run(run_method(method, cases, protocol, log, concurrency, on_progress))
     wanted = {case.user_id for case in cases}
     return {
-        method: method_metrics([r for u, r in log.done(method).items() if u in wanted])
-        for method in methods
+        method: method_metrics([r for u, r in log.done(method).items() if u in wanted]) for method in methods
     }

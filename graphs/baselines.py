@@ -52,9 +52,7 @@ def make_ranker_node(name: str, scorer: Scorer, ranks_by: str):
 def build_baseline(name: str) -> StateGraph:
     """The uncompiled graph of classic baseline `name`."""
     scorer, ranks_by = SCORERS[name]
-    builder = StateGraph(
-        BaseState, input_schema=RecInput, output_schema=RecOutput, context_schema=Context
-    )
+    builder = StateGraph(BaseState, input_schema=RecInput, output_schema=RecOutput, context_schema=Context)
     ranker = f"{name}_ranker"
     builder.add_node(VALIDATE_NODE, validate_input)
     builder.add_node(ranker, make_ranker_node(name, scorer, ranks_by))

@@ -26,12 +26,8 @@ class MethodSpec:
 
 METHODS: dict[str, MethodSpec] = {
     "random": MethodSpec("graphs.baselines", "random_graph", "classic", "seeded random order"),
-    "popularity": MethodSpec(
-        "graphs.baselines", "popularity_graph", "classic", "training popularity"
-    ),
-    "itemknn": MethodSpec(
-        "graphs.baselines", "itemknn_graph", "classic", "item-item co-occurrence CF"
-    ),
+    "popularity": MethodSpec("graphs.baselines", "popularity_graph", "classic", "training popularity"),
+    "itemknn": MethodSpec("graphs.baselines", "itemknn_graph", "classic", "item-item co-occurrence CF"),
     "bpr": MethodSpec("graphs.baselines", "bpr_graph", "classic", "BPR matrix factorisation"),
     "embedding": MethodSpec(
         "graphs.baselines", "embedding_graph", "classic", "MiniLM cosine to recent history"
@@ -48,9 +44,7 @@ def parse_methods(text: str) -> list[str]:
         raise RecgraphError("--methods is empty; name at least one method or 'all'")
     unknown = [n for n in names if n not in METHODS]
     if unknown:
-        raise RecgraphError(
-            f"unknown method {unknown[0]!r}; available: {', '.join(METHODS)} or 'all'"
-        )
+        raise RecgraphError(f"unknown method {unknown[0]!r}; available: {', '.join(METHODS)} or 'all'")
     return list(dict.fromkeys(names))
 
 

@@ -17,9 +17,7 @@ def add_dataset_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", default="ml-100k", help="ml-100k or a dataset path")
     parser.add_argument("--seed", type=int, default=0, help="seed for users and candidates")
     parser.add_argument("--scenario", default="classic", choices=SCENARIO_CHOICES)
-    parser.add_argument(
-        "--llm", default="heuristic", help="LLM backend (heuristic = no LLM, the default)"
-    )
+    parser.add_argument("--llm", default="heuristic", help="LLM backend (heuristic = no LLM, the default)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -42,7 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
     recommend.add_argument("--method", required=True)
     recommend.add_argument("--user", required=True)
     recommend.add_argument(
-        "--candidates", type=int, default=None,
+        "--candidates",
+        type=int,
+        default=None,
         help="rank the protocol's N candidates (target included) instead of the whole catalog",
     )
     recommend.add_argument("--top-k", type=int, default=10, help="list length without candidates")

@@ -32,8 +32,12 @@ def bench(args: argparse.Namespace) -> int:
 
     methods = parse_methods(args.methods)
     protocol = Protocol(
-        dataset=args.dataset, candidates=args.candidates, seed=args.seed,
-        scenario=args.scenario, users=args.users, llm=args.llm,
+        dataset=args.dataset,
+        candidates=args.candidates,
+        seed=args.seed,
+        scenario=args.scenario,
+        users=args.users,
+        llm=args.llm,
     )
     check_protocol(protocol)
     if args.concurrency < 1:
@@ -50,12 +54,15 @@ def bench(args: argparse.Namespace) -> int:
         f"scenario {protocol.scenario}, {report.backend_label(protocol.llm)}"
     )
     with Progress(
-        TextColumn("{task.description:>14}"), BarColumn(), MofNCompleteColumn(),
-        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=console,
+        TextColumn("{task.description:>14}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=console,
     ) as progress:
-        tasks = {
-            m: progress.add_task(m, total=len(cases), completed=len(log.done(m))) for m in methods
-        }
+        tasks = {m: progress.add_task(m, total=len(cases), completed=len(log.done(m))) for m in methods}
         resumed = {m: len(log.done(m)) for m in methods}
 
         def advance(method: str, count: int) -> None:
@@ -87,8 +94,13 @@ def datasets(args: argparse.Namespace) -> int:
         data = env.dataset
         density = len(data.interactions) / max(1, len(env.user_ids) * len(env.item_ids))
         table.add_row(
-            data.name, str(len(env.user_ids)), str(len(env.item_ids)), str(len(data.interactions)),
-            str(len(env.cases)), "yes" if data.has_time else "order only", f"{density:.4f}",
+            data.name,
+            str(len(env.user_ids)),
+            str(len(env.item_ids)),
+            str(len(data.interactions)),
+            str(len(env.cases)),
+            "yes" if data.has_time else "order only",
+            f"{density:.4f}",
             data.source,
         )
     console.print(table)
@@ -110,8 +122,12 @@ def recommend(args: argparse.Namespace) -> int:
     target = None
     if args.candidates is not None:
         protocol = Protocol(
-            dataset=args.dataset, candidates=args.candidates, seed=args.seed,
-            scenario=args.scenario, users=1, llm=args.llm,
+            dataset=args.dataset,
+            candidates=args.candidates,
+            seed=args.seed,
+            scenario=args.scenario,
+            users=1,
+            llm=args.llm,
         )
         case = plan_cases_for(env, protocol, [args.user])[0]
         request["candidates"], target = case.candidates, case.target

@@ -29,12 +29,8 @@ class Context:
         default=50,
         metadata={"description": "ItemKNN: neighbours kept per history item (0 keeps all)."},
     )
-    bpr_factors: int = field(
-        default=64, metadata={"description": "BPR: latent factors."}
-    )
-    bpr_iterations: int = field(
-        default=100, metadata={"description": "BPR: training epochs."}
-    )
+    bpr_factors: int = field(default=64, metadata={"description": "BPR: latent factors."})
+    bpr_iterations: int = field(default=100, metadata={"description": "BPR: training epochs."})
 
 
 def context_or_default(context: Context | None) -> Context:

@@ -17,9 +17,23 @@ METHODS = "random,popularity,itemknn,bpr,embedding"
 
 
 def bench_args(out: Path, users: int = 40, concurrency: int = 4, methods: str = METHODS) -> list:
-    return ["bench", "--methods", methods, "--dataset", "ml-100k", "--users", str(users),
-            "--candidates", "10", "--seed", "0", "--concurrency", str(concurrency),
-            "--out", str(out)]
+    return [
+        "bench",
+        "--methods",
+        methods,
+        "--dataset",
+        "ml-100k",
+        "--users",
+        str(users),
+        "--candidates",
+        "10",
+        "--seed",
+        "0",
+        "--concurrency",
+        str(concurrency),
+        "--out",
+        str(out),
+    ]
 
 
 def quality(path: Path) -> dict:
@@ -33,16 +47,37 @@ def quality(path: Path) -> dict:
 def test_bench_writes_the_four_files(tmp_path: Path) -> None:
     assert main(bench_args(tmp_path, users=40)) == 0
     assert {p.name for p in tmp_path.iterdir()} == {
-        "metrics.json", "results.jsonl", "report.md", "report.png"
+        "metrics.json",
+        "results.jsonl",
+        "report.md",
+        "report.png",
     }
     document = json.loads((tmp_path / "metrics.json").read_text())
     assert document["protocol"] == {
-        "candidates": 10, "seed": 0, "scenario": "classic", "users": 40, "llm": "heuristic"
+        "candidates": 10,
+        "seed": 0,
+        "scenario": "classic",
+        "users": 40,
+        "llm": "heuristic",
     }
     row = document["methods"]["itemknn"]
-    for key in ("hit@1", "hit@3", "hit@5", "ndcg@3", "ndcg@5", "mrr", "avg_hr", "users",
-                "llm_calls", "input_tokens", "output_tokens", "est_cost_usd",
-                "seconds_per_user", "fallbacks", "repairs"):
+    for key in (
+        "hit@1",
+        "hit@3",
+        "hit@5",
+        "ndcg@3",
+        "ndcg@5",
+        "mrr",
+        "avg_hr",
+        "users",
+        "llm_calls",
+        "input_tokens",
+        "output_tokens",
+        "est_cost_usd",
+        "seconds_per_user",
+        "fallbacks",
+        "repairs",
+    ):
         assert key in row
     assert row["users"] == 40
     lines = (tmp_path / "results.jsonl").read_text().splitlines()
@@ -62,8 +97,9 @@ def test_concurrency_does_not_change_metrics(tmp_path: Path) -> None:
 def test_killed_run_resumes_with_identical_metrics(tmp_path: Path) -> None:
     killed, clean = tmp_path / "killed", tmp_path / "clean"
     args = bench_args(killed, users=300, concurrency=2, methods="popularity,itemknn")
-    process = subprocess.Popen([*RUN, *args], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, start_new_session=True)
+    process = subprocess.Popen(
+        [*RUN, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     results = killed / "results.jsonl"
     deadline = time.time() + 120
     while time.time() < deadline:
@@ -118,8 +154,11 @@ def test_resume_with_other_protocol_is_refused(tmp_path: Path, capsys) -> None:
     ],
 )
 def test_bad_command_line_input(tmp_path: Path, args: list, message: str) -> None:
-    result = subprocess.run([*RUN, *args, *(["--out", str(tmp_path)] if args[0] == "bench" else [])],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [*RUN, *args, *(["--out", str(tmp_path)] if args[0] == "bench" else [])],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     error_lines = [line for line in result.stderr.splitlines() if line.strip()]
@@ -133,8 +172,11 @@ def test_truncated_inter_file_on_the_command_line(tmp_path: Path) -> None:
     inter = folder / "ml-100k.inter"
     raw = inter.read_bytes()
     inter.write_bytes(raw[: raw.index(b"\n", 5000) + 4])
-    result = subprocess.run([*RUN, "bench", "--dataset", str(folder), "--users", "5", "--out",
-                             str(tmp_path / "out")], capture_output=True, text=True)
+    result = subprocess.run(
+        [*RUN, "bench", "--dataset", str(folder), "--users", "5", "--out", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert f"{inter}, line " in result.stderr and "tab-separated fields" in result.stderr

@@ -10,9 +10,13 @@ CATALOG = [str(i) for i in range(1, 201)]
 
 def draw(user: str, seed: int = 0, n: int = 10, interacted: set[str] | None = None, pool=None):
     return sample_candidates(
-        user_id=user, target="7", n=n, catalog=CATALOG,
+        user_id=user,
+        target="7",
+        n=n,
+        catalog=CATALOG,
         interacted=interacted if interacted is not None else {"1", "2", "3"},
-        seed=seed, pool=pool,
+        seed=seed,
+        pool=pool,
     )
 
 

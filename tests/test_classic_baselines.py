@@ -50,8 +50,7 @@ def test_random_is_seeded_per_user(tiny_dataset_dir: Path) -> None:
     candidates = ["1", "2", "3", "4", "5", "6"]
     first = rank("random", tiny_dataset_dir, "u1", candidates, seed=3)["ranking"]
     again = rank("random", tiny_dataset_dir, "u1", candidates, seed=3)["ranking"]
-    others = {tuple(rank("random", tiny_dataset_dir, "u1", candidates, seed=s)["ranking"])
-              for s in range(6)}
+    others = {tuple(rank("random", tiny_dataset_dir, "u1", candidates, seed=s)["ranking"]) for s in range(6)}
     assert first == again
     assert len(others) > 1
 

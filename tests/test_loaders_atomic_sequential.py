@@ -65,8 +65,11 @@ def test_truncated_inter_file_names_file_and_line(tmp_path: Path) -> None:
     [
         ("user_id\titem_id:token", "1\t1", "bad header column 'user_id'"),
         ("user_id:token\titem:token", "1\t1", "header lacks required field(s) item_id"),
-        ("user_id:token\titem_id:token\ttimestamp:float", "1\t1\tyesterday",
-         "field 'timestamp' is not a number: 'yesterday'"),
+        (
+            "user_id:token\titem_id:token\ttimestamp:float",
+            "1\t1\tyesterday",
+            "field 'timestamp' is not a number: 'yesterday'",
+        ),
         ("user_id:token\titem_id:token", "1\t999", "unknown item id '999'"),
     ],
 )

@@ -22,9 +22,7 @@ META = (
     "1\tB0B\tEmma\t\n"
     "2\tB0C\tnan\tA novel.\n"
 )
-INTER = (
-    "user_id\titem_id\trating\ttimestamp\n0\t1\t5.0\t1\n0\t0\t4.0\t2\n0\t2\t5.0\t3\n1\t1\t5.0\t1\n"
-)
+INTER = "user_id\titem_id\trating\ttimestamp\n0\t1\t5.0\t1\n0\t0\t4.0\t2\n0\t2\t5.0\t3\n1\t1\t5.0\t1\n"
 INSTRUCTION = (
     "user_id\tinstruction\tpersona\n"
     '0\t"I want ""hard"" sci-fi,\nplease."\tnan\n'

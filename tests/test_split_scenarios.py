@@ -29,9 +29,7 @@ def test_users_below_minimum_are_skipped(tiny_dataset_dir: Path) -> None:
 
 def make_case(days_before_target: list[float]) -> UserCase:
     target_time = 1000 * DAY
-    events = [
-        Interaction("u", f"i{n}", target_time - d * DAY) for n, d in enumerate(days_before_target)
-    ]
+    events = [Interaction("u", f"i{n}", target_time - d * DAY) for n, d in enumerate(days_before_target)]
     return UserCase("u", tuple(events[:-1]), events[-1], Interaction("u", "t", target_time))
 
 

@@ -80,9 +80,7 @@ class CatalogIndex:
                 metadatas=[item_metadata(dataset, i) for i in ids],
             )
 
-    def search(
-        self, query: str | np.ndarray, k: int, where: dict[str, Any] | None = None
-    ) -> list[str]:
+    def search(self, query: str | np.ndarray, k: int, where: dict[str, Any] | None = None) -> list[str]:
         """Ids of the `k` items closest to a text or an embedding, optionally filtered."""
         if isinstance(query, str):
             result = self.collection.query(query_texts=[query], n_results=k, where=where)

@@ -232,9 +232,7 @@ def _line_of(text: str, field: str) -> int:
     return 1 + text.count("\n", 0, max(text.find(json.dumps(field)), 0))
 
 
-def _read_pair(
-    task_path: Path, truth_path: Path, items: dict[str, Item]
-) -> tuple[str, tuple[str, ...], str]:
+def _read_pair(task_path: Path, truth_path: Path, items: dict[str, Item]) -> tuple[str, tuple[str, ...], str]:
     """One task and its ground truth: the user, the candidate pool and the target."""
     task, text = _read_object(task_path)
     if task.get("type", "recommendation") != "recommendation":

@@ -148,9 +148,7 @@ def load_inter(
         interactions.append(Interaction(user, item, stamp, rating, texts.get((user, item))))
     if not interactions:
         raise DataFormatError(path, None, "no interactions")
-    positions = all(
-        i.timestamp.is_integer() and 0 <= i.timestamp < POSITION_LIMIT for i in interactions
-    )
+    positions = all(i.timestamp.is_integer() and 0 <= i.timestamp < POSITION_LIMIT for i in interactions)
     return interactions, not positions
 
 

@@ -73,8 +73,7 @@ def load_sequential(folder: Path, name: str) -> Dataset:
             candidates=pools.get(user),
         )
         interactions.extend(
-            Interaction(user, item_id, float(position))
-            for position, item_id in enumerate([*history, target])
+            Interaction(user, item_id, float(position)) for position, item_id in enumerate([*history, target])
         )
     if not presplit:
         raise DataFormatError(test_path, None, "no users")

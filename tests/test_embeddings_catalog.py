@@ -1,0 +1,43 @@
+"""MiniLM by path, the on-disk embedding cache, and the Chroma catalog index."""
+
+from pathlib import Path
+
+import numpy as np
+
+from bench.embeddings import embed_texts, item_embeddings
+from bench.environment import get_environment
+from bench.paths import dataset_cache
+
+
+def test_embeddings_are_normalised_and_semantic() -> None:
+    vectors = embed_texts(["a space battle movie", "science fiction war in space", "a cookbook"])
+    assert vectors.shape == (3, 384)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2]
+
+
+def test_item_embeddings_are_cached_on_disk(tiny_dataset_dir: Path) -> None:
+    env = get_environment(str(tiny_dataset_dir))
+    first = item_embeddings(env.dataset, env.item_ids)
+    files = list(dataset_cache(env.dataset).glob("item_embeddings-*.npy"))
+    assert len(files) == 1
+    # Overwrite the cache with a marker: a second call must read it, not recompute.
+    np.save(files[0], np.full_like(first, 0.5))
+    assert np.all(item_embeddings(env.dataset, env.item_ids) == 0.5)
+    files[0].unlink()
+    assert np.allclose(item_embeddings(env.dataset, env.item_ids), first, atol=1e-6)
+
+
+def test_catalog_index_search_and_filters() -> None:
+    env = get_environment("ml-100k")
+    index = env.catalog_index()
+    hits = index.search("Toy Story", 3)
+    assert "1" in hits  # Toy Story itself
+    where = {"$and": [{"year": {"$gte": 1996}}, {"cat:Horror": True}]}
+    filtered = index.search("scary monsters", 5, where=where)
+    assert len(filtered) == 5
+    for item_id in filtered:
+        item = env.dataset.items[item_id]
+        assert int(item.attributes["year"]) >= 1996 and "Horror" in item.categories
+    by_vector = index.search(env.item_vectors()[env.item_index["1"]], 1)
+    assert by_vector == ["1"]
