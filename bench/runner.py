@@ -10,6 +10,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableLambda
 
+from agents.usage import summarise_usage
 from bench.metrics import mean_metrics, rank_of, user_metrics
 from bench.protocol import EvalCase, Protocol
 from bench.results_log import ResultsLog
@@ -17,6 +18,8 @@ from graphs.registry import get_graph
 from state.context import Context
 
 USAGE_FIELDS = ("llm_calls", "input_tokens", "output_tokens", "est_cost_usd", "fallbacks", "repairs")
+AGENT_COUNTS = ("llm_calls", "input_tokens", "output_tokens", "fallbacks", "repairs")
+AGENT_FIELDS = (*AGENT_COUNTS, "est_cost_usd")
 ProgressHook = Callable[[str, int], None]
 """Called as (method, users finished so far in this run) after each user."""
 
@@ -39,7 +42,7 @@ def result_record(method: str, case: EvalCase, output: dict[str, Any], seconds: 
     ranking = list(output["ranking"])
     check_ranking(method, case, ranking)
     rank = rank_of(case.target, ranking)
-    usage = output.get("usage") or {}
+    usage = summarise_usage(output.get("usage") or [])
     return {
         "method": method,
         "user_id": case.user_id,
@@ -47,7 +50,8 @@ def result_record(method: str, case: EvalCase, output: dict[str, Any], seconds: 
         "ranking": ranking,
         "rank": rank,
         "metrics": user_metrics(rank, len(case.candidates)),
-        "usage": {field: usage.get(field, 0) for field in USAGE_FIELDS},
+        "usage": usage,
+        "agents": agent_breakdown(output.get("usage") or []),
         "seconds": seconds,
     }
 
@@ -81,6 +85,23 @@ async def run_method(
             on_progress(method, count)
 
 
+def agent_breakdown(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per-agent calls, tokens, repairs and fallbacks of one user."""
+    by_agent: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        by_agent.setdefault(record["agent"], []).append(record)
+    return {
+        agent: {k: v for k, v in summarise_usage(rows).items() if k in AGENT_FIELDS}
+        for agent, rows in by_agent.items()
+    }
+
+
+def add_counts(target: dict[str, Any], counts: dict[str, Any]) -> None:
+    """Add integer counts into `target` (for error / repair kind tables)."""
+    for key, value in counts.items():
+        target[key] = target.get(key, 0) + value
+
+
 def method_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Aggregate one method's records into the metrics.json entry."""
     ordered = sorted(records, key=lambda r: r["user_id"])
@@ -90,6 +111,18 @@ def method_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         total = math.fsum(r["usage"][field] for r in ordered)
         summary[field] = total if field == "est_cost_usd" else int(total)
     summary["seconds_per_user"] = math.fsum(r["seconds"] for r in ordered) / max(1, len(ordered))
+    summary["tokens_estimated"] = any(r["usage"]["tokens_estimated"] for r in ordered)
+    errors: dict[str, int] = {}
+    repair_kinds: dict[str, int] = {}
+    agents: dict[str, dict[str, Any]] = {}
+    for record in ordered:
+        add_counts(errors, record["usage"]["errors"])
+        add_counts(repair_kinds, record["usage"]["repair_kinds"])
+        for agent, row in record["agents"].items():
+            add_counts(agents.setdefault(agent, {}), {k: v for k, v in row.items() if k in AGENT_COUNTS})
+    summary["errors"] = errors
+    summary["repair_kinds"] = repair_kinds
+    summary["agents"] = agents
     return summary
 
 

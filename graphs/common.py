@@ -65,3 +65,52 @@ def rank_by_scores(items: Sequence[str], scores: np.ndarray) -> list[str]:
     """Items by descending score; ties keep the given order (a stable sort)."""
     order = np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
     return [items[i] for i in order]
+
+
+def profile_vector(env: Environment, items: Sequence[str]) -> np.ndarray | None:
+    """Normalised mean MiniLM embedding of `items` (None for no items)."""
+    if not items:
+        return None
+    vectors = env.item_vectors()[[env.item_index[i] for i in items]]
+    mean = vectors.mean(axis=0)
+    return mean / (np.linalg.norm(mean) or 1.0)
+
+
+def similarity_order(env: Environment, profile_items: Sequence[str], items: Sequence[str]) -> list[str]:
+    """`items` by cosine to the mean of `profile_items`; by popularity when that is empty."""
+    profile = profile_vector(env, profile_items)
+    if profile is None:
+        scores = np.array([env.popularity.get(i, 0) for i in items], dtype=np.float64)
+    else:
+        scores = env.item_vectors()[[env.item_index[i] for i in items]] @ profile
+    return rank_by_scores(items, scores)
+
+
+def retrieve_candidates(env: Environment, history: Sequence[str], k: int) -> list[str]:
+    """Retrieve mode: the `k` catalog items nearest the recent history, excluding the history.
+
+    Uses the Chroma catalog index; users without history get the most popular items.
+    """
+    seen = set(history)
+    profile = profile_vector(env, history[-10:])
+    if profile is None:
+        return similarity_order(env, [], unseen_items(env, history))[:k]
+    found = env.catalog_index().search(profile, min(len(env.item_ids), k + len(seen)))
+    return [item for item in found if item not in seen][:k]
+
+
+def current_context() -> Context:
+    """The running graph's `Context` (defaults when the caller passed none)."""
+    from langgraph.runtime import get_runtime
+
+    return context_or_default(get_runtime(Context).context)
+
+
+def dual_node(name: str, sync_fn: Any, async_fn: Any) -> Any:
+    """A node with both a sync and an async body, so `invoke` and `ainvoke` both work.
+
+    Both bodies take `(state, config)`; they read the `Context` with `current_context()`.
+    """
+    from langchain_core.runnables import RunnableLambda
+
+    return RunnableLambda(sync_fn, afunc=async_fn, name=name)

@@ -32,6 +32,15 @@ METHODS: dict[str, MethodSpec] = {
     "embedding": MethodSpec(
         "graphs.baselines", "embedding_graph", "classic", "MiniLM cosine to recent history"
     ),
+    "vanilla_llm": MethodSpec(
+        "graphs.llm_baselines", "vanilla_llm_graph", "llm", "zero-shot LLM ranking (LLMRank)"
+    ),
+    "recency_llm": MethodSpec(
+        "graphs.llm_baselines", "recency_llm_graph", "llm", "LLM ranking from recent items (ARAG)"
+    ),
+    "vanilla_rag": MethodSpec(
+        "graphs.llm_baselines", "vanilla_rag_graph", "llm", "LLM ranking with retrieved history"
+    ),
 }
 """Method name -> spec; `all` means every entry, in this order."""
 

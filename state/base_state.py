@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated, TypedDict
+import operator
+from typing import Annotated, Any, TypedDict
 
 from state.blackboard import BlackboardMessage, append_messages
 
@@ -30,3 +31,5 @@ class BaseState(TypedDict, total=False):
     """Written by the ranking node: per-item explanations, when the method has them."""
     trace: Annotated[list[BlackboardMessage], append_messages]
     """Every node's blackboard posts, in order."""
+    usage: Annotated[list[dict[str, Any]], operator.add]
+    """One `AgentUsage` record per agent invocation (calls, tokens, repairs, fallbacks)."""

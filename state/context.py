@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 
@@ -12,6 +13,52 @@ class Context:
     dataset: str = field(
         default="ml-100k",
         metadata={"description": "Dataset name (e.g. ml-100k) or path whose catalog the graph uses."},
+    )
+    llm: str = field(
+        default_factory=lambda: os.environ.get("RECGRAPH_LLM", "heuristic"),
+        metadata={
+            "description": "LLM backend for every role: heuristic (no LLM), local (bundled SmolLM2), "
+            "sim (the loopback simulator), or openai:<model> (any OpenAI-compatible endpoint)."
+        },
+    )
+    rec_model: str = field(
+        default="", metadata={"description": "Backend for reasoning/ranking agents (empty: `llm`)."}
+    )
+    mem_model: str = field(
+        default="", metadata={"description": "Backend for memory-manager agents (empty: `llm`)."}
+    )
+    planner_model: str = field(
+        default="", metadata={"description": "Backend for planner agents (empty: `llm`)."}
+    )
+    base_url: str = field(
+        default_factory=lambda: os.environ.get("RECGRAPH_BASE_URL", ""),
+        metadata={"description": "OpenAI-compatible endpoint for openai:/sim backends (empty: default)."},
+    )
+    llm_timeout: float = field(
+        default=60.0, metadata={"description": "Seconds before one LLM request is abandoned."}
+    )
+    llm_retries: int = field(
+        default=2,
+        metadata={"description": "Extra attempts after a failed or invalid answer, before the fallback."},
+    )
+    llm_backoff: float = field(
+        default=0.5, metadata={"description": "First retry delay in seconds (doubles per attempt)."}
+    )
+    requests_per_second: float = field(
+        default=0.0, metadata={"description": "Client-side rate limit for remote providers (0: none)."}
+    )
+    temperature: float = field(default=0.0, metadata={"description": "Sampling temperature."})
+    max_output_tokens: int = field(
+        default=512, metadata={"description": "Cap on tokens per LLM answer."}
+    )
+    recency_items: int = field(
+        default=5, metadata={"description": "recency_llm: how many recent interactions the prompt shows."}
+    )
+    prompt_history_items: int = field(
+        default=50, metadata={"description": "vanilla_llm: most recent history items shown (0: all)."}
+    )
+    rag_items: int = field(
+        default=10, metadata={"description": "vanilla_rag: history items retrieved into the prompt."}
     )
     seed: int = field(
         default=0,
@@ -31,6 +78,12 @@ class Context:
     )
     bpr_factors: int = field(default=64, metadata={"description": "BPR: latent factors."})
     bpr_iterations: int = field(default=100, metadata={"description": "BPR: training epochs."})
+
+
+def backend_for(context: Context, role: str) -> str:
+    """The backend spec of a role ("rec", "mem" or "planner"), falling back to `llm`."""
+    specific = {"rec": context.rec_model, "mem": context.mem_model, "planner": context.planner_model}
+    return specific.get(role) or context.llm
 
 
 def context_or_default(context: Context | None) -> Context:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, TypedDict
+import operator
+from typing import Annotated, Any, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -74,3 +75,5 @@ class RecOutput(TypedDict, total=False):
     """Per-item explanation when the method produces one."""
     trace: Annotated[list[BlackboardMessage], append_messages]
     """The blackboard messages of this run, in posting order."""
+    usage: Annotated[list[dict[str, Any]], operator.add]
+    """One record per agent invocation: calls, tokens, cost, latency, repairs, fallback."""

@@ -1,0 +1,125 @@
+"""One factory for every LLM backend: heuristic, local (SmolLM2), sim, openai:<model>."""
+
+from __future__ import annotations
+
+import os
+import threading
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from bench.errors import RecgraphError
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+SIM_MODEL = "sim-model"
+_cache_lock = threading.Lock()
+
+
+def check_backend(spec: str) -> None:
+    """Refuse a malformed backend spec with a message listing the valid ones."""
+    if spec in ("heuristic", "local", "sim"):
+        return
+    if spec.startswith("openai:") and spec.removeprefix("openai:").strip():
+        return
+    raise RecgraphError(
+        f"unknown --llm {spec!r}; use heuristic, local, sim, or openai:<model> "
+        "(with --base-url for any OpenAI-compatible endpoint)"
+    )
+
+
+def describe_backend(spec: str) -> str:
+    """How a backend is named in every output: heuristic is never passed off as an LLM."""
+    if spec == "heuristic":
+        return "heuristic (no LLM: agents use their deterministic fallbacks)"
+    if spec == "sim":
+        return "sim (simulated LLM server on loopback; not a real model)"
+    if spec == "local":
+        return "local LLM (SmolLM2-135M-Instruct via llama-cpp-python)"
+    return f"LLM {spec}"
+
+
+def model_label(spec: str) -> str:
+    """The model name used for pricing and usage records."""
+    return spec.removeprefix("openai:") if spec.startswith("openai:") else spec
+
+
+def enable_llm_cache(path: str) -> None:
+    """Replay identical LLM requests from a SQLite file (LangChain's global LLM cache)."""
+    from langchain_community.cache import SQLiteCache
+    from langchain_core.globals import set_llm_cache
+
+    with _cache_lock:
+        set_llm_cache(SQLiteCache(database_path=path))
+
+
+@lru_cache(maxsize=16)
+def chat_model(
+    spec: str,
+    base_url: str = "",
+    timeout: float = 60.0,
+    temperature: float = 0.0,
+    max_tokens: int = 512,
+    requests_per_second: float = 0.0,
+) -> BaseChatModel | None:
+    """The chat model for `spec` (None for heuristic), built once per process per setting."""
+    check_backend(spec)
+    if spec == "heuristic":
+        return None
+    if spec == "local":
+        from agents.local_llm import LocalChatModel
+
+        return LocalChatModel(temperature=temperature, max_tokens=max_tokens)
+    from langchain_openai import ChatOpenAI
+
+    rate_limiter = None
+    if requests_per_second > 0:
+        from langchain_core.rate_limiters import InMemoryRateLimiter
+
+        rate_limiter = InMemoryRateLimiter(requests_per_second=requests_per_second)
+    if spec == "sim":
+        url = base_url or os.environ.get("RECGRAPH_SIM_URL", "")
+        if not url:
+            raise RecgraphError(
+                "the sim backend needs a running simulator: pass --llm sim to recgraph (it starts "
+                "one) or set RECGRAPH_BASE_URL to a bench.sim_server address"
+            )
+        model, api_key = SIM_MODEL, "sim"
+    else:
+        url = base_url or os.environ.get("OPENAI_BASE_URL", "")
+        model = spec.removeprefix("openai:")
+        api_key = os.environ.get("OPENAI_API_KEY", "")
+        if not api_key and not url:
+            raise RecgraphError(f"--llm {spec} needs OPENAI_API_KEY in the environment (or --base-url)")
+        api_key = api_key or "not-needed"
+    # Our agent loop retries (and counts) failures itself, so the client must not.
+    return ChatOpenAI(
+        model=model,
+        base_url=url or None,
+        api_key=api_key,
+        timeout=timeout,
+        max_retries=0,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        rate_limiter=rate_limiter,
+    )
+
+
+def bind_schema(model: BaseChatModel, schema: type) -> object:
+    """The model constrained to answer JSON following `schema` (a pydantic model class).
+
+    OpenAI-compatible endpoints get `response_format: json_schema`; llama.cpp gets a
+    JSON-schema grammar. Either way the raw message comes back and our agent loop parses
+    and validates it, so every backend goes through the same checks.
+    """
+    json_schema = schema.model_json_schema()
+    from agents.local_llm import LocalChatModel
+
+    if isinstance(model, LocalChatModel):
+        return model.bind(response_format={"type": "json_object", "schema": json_schema})
+    return model.bind(
+        response_format={
+            "type": "json_schema",
+            "json_schema": {"name": schema.__name__, "schema": json_schema, "strict": False},
+        }
+    )

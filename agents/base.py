@@ -1,0 +1,208 @@
+"""The agent pattern every LLM node uses.
+
+An agent = prompt messages + a pydantic output schema + validation/repair against the
+state + a deterministic fallback. The loop asks the configured model for JSON that
+follows the schema, parses and validates it, retries (showing the model what was wrong,
+with backoff after transport errors) up to `Context.llm_retries` times, and then falls
+back. Every call, token, repair, error and fallback is recorded in an `AgentUsage`.
+
+The loop is written once as a generator that yields requests ("call" or "sleep"); a
+sync and an async driver execute them, so `graph.invoke` and `graph.ainvoke` share it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
+from pydantic import BaseModel, ValidationError
+
+from agents.usage import AgentUsage
+from bench.errors import RecgraphError
+from state.context import Context, backend_for
+
+Out = TypeVar("Out", bound=BaseModel)
+Request = tuple[str, Any]
+Outcome = tuple[str, Any]
+
+
+class InvalidAnswer(ValueError):
+    """An answer that cannot be repaired; its message is shown to the model on retry."""
+
+    def __init__(self, message: str, kind: str = "invalid_output") -> None:
+        """`kind` names the failure in the error counts."""
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass
+class AgentTask(Generic[Out]):
+    """Everything one agent invocation needs."""
+
+    agent: str
+    """Agent (graph node) name, used in counts and the blackboard."""
+    role: str
+    """Which configured model serves it: "rec", "mem" or "planner"."""
+    messages: list[BaseMessage]
+    """The prompt, already filled in."""
+    schema: type[Out]
+    """The structured answer expected."""
+    validate: Callable[[Out], tuple[Out, list[str]]]
+    """Repairs an answer against the state: returns it and the repair kinds applied, or
+    raises `InvalidAnswer`."""
+    fallback: Callable[[], Out]
+    """The deterministic answer used without an LLM or after the LLM failed."""
+
+
+@dataclass
+class AgentResult(Generic[Out]):
+    """An agent's answer and what it cost."""
+
+    output: Out
+    """The validated (or fallback) answer."""
+    usage: AgentUsage
+    """Calls, tokens, repairs, errors and where the answer came from."""
+
+
+def transport_error_kind(error: BaseException) -> str | None:
+    """Name a failed request (None when the exception is not a request failure)."""
+    import openai
+
+    if isinstance(error, openai.RateLimitError):
+        return "http_429"
+    if isinstance(error, openai.APITimeoutError | asyncio.TimeoutError | TimeoutError):
+        return "timeout"
+    if isinstance(error, openai.APIConnectionError):
+        return "connection"
+    if isinstance(error, openai.APIStatusError):
+        if error.status_code in (401, 403, 404):
+            raise RecgraphError(f"the LLM endpoint refused the request: {error}") from None
+        return f"http_{error.status_code}"
+    return None
+
+
+def parse_answer(schema: type[Out], message: AIMessage) -> Out:
+    """The answer as `schema`, or `InvalidAnswer` saying why not (malformed/truncated/schema)."""
+    content = str(message.content or "").strip()
+    truncated = (message.response_metadata or {}).get("finish_reason") == "length"
+    try:
+        data = json.loads(content)
+    except json.JSONDecodeError as error:
+        kind = "truncated" if truncated else "malformed_json"
+        raise InvalidAnswer(f"the answer is not valid JSON ({error.msg})", kind=kind) from None
+    try:
+        return schema.model_validate(data)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'answer'}: {e['msg']}" for e in error.errors()[:5]
+        )
+        raise InvalidAnswer(f"the JSON does not follow the schema ({problems})", "schema_invalid") from None
+
+
+def agent_loop(
+    task: AgentTask[Out], context: Context, step: int
+) -> Generator[Request, Outcome, AgentResult]:
+    """The policy-validate-retry-fallback loop, as a generator of requests."""
+    from agents.backends import model_label
+
+    spec = backend_for(context, task.role)
+    usage = AgentUsage(agent=task.agent, model=model_label(spec), step=step)
+    if spec == "heuristic":
+        return AgentResult(task.fallback(), usage)
+    messages = list(task.messages)
+    prompt_text = "\n".join(str(m.content) for m in messages)
+    for attempt in range(context.llm_retries + 1):
+        if attempt:
+            yield ("sleep", context.llm_backoff * 2 ** (attempt - 1))
+        started = time.perf_counter()
+        status, value = yield ("call", messages)
+        if status == "error":
+            kind = transport_error_kind(value)
+            if kind is None:
+                raise value
+            usage.record_failed_call(started, kind, prompt_text)
+            continue
+        usage.record_call(started, value, prompt_text)
+        try:
+            output, repairs = task.validate(parse_answer(task.schema, value))
+        except InvalidAnswer as problem:
+            usage.record_error(problem.kind)
+            messages = [
+                *task.messages,
+                AIMessage(content=str(value.content or "")[:2000]),
+                HumanMessage(
+                    content=f"That answer was rejected: {problem}. Reply again with only a JSON "
+                    "object that follows the schema."
+                ),
+            ]
+            continue
+        usage.record_repairs(repairs)
+        usage.source = "llm"
+        return AgentResult(output, usage)
+    usage.source = "fallback"
+    return AgentResult(task.fallback(), usage)
+
+
+def _model_for(task: AgentTask, context: Context) -> Any:
+    from agents.backends import bind_schema, chat_model
+
+    model = chat_model(
+        backend_for(context, task.role), context.base_url, context.llm_timeout, context.temperature,
+        context.max_output_tokens, context.requests_per_second,
+    )
+    return bind_schema(model, task.schema) if model is not None else None
+
+
+def superstep(config: RunnableConfig | None) -> int:
+    """The LangGraph superstep a node runs in (0 outside a graph)."""
+    return int(((config or {}).get("metadata") or {}).get("langgraph_step", 0))
+
+
+def run_agent(
+    task: AgentTask[Out], context: Context, config: RunnableConfig | None = None
+) -> AgentResult[Out]:
+    """Run an agent synchronously."""
+    model = _model_for(task, context)
+    loop = agent_loop(task, context, superstep(config))
+    outcome: Outcome | None = None
+    while True:
+        try:
+            kind, payload = loop.send(outcome)  # type: ignore[arg-type]
+        except StopIteration as done:
+            return done.value
+        if kind == "sleep":
+            time.sleep(payload)
+            outcome = None
+            continue
+        try:
+            outcome = ("ok", model.invoke(payload, config=config))
+        except Exception as error:  # handed to the loop, which counts it or re-raises it
+            outcome = ("error", error)
+
+
+async def arun_agent(
+    task: AgentTask[Out], context: Context, config: RunnableConfig | None = None
+) -> AgentResult[Out]:
+    """Run an agent on the event loop (LLM calls do not block other users)."""
+    model = _model_for(task, context)
+    loop = agent_loop(task, context, superstep(config))
+    outcome: Outcome | None = None
+    while True:
+        try:
+            kind, payload = loop.send(outcome)  # type: ignore[arg-type]
+        except StopIteration as done:
+            return done.value
+        if kind == "sleep":
+            await asyncio.sleep(payload)
+            outcome = None
+            continue
+        try:
+            outcome = ("ok", await model.ainvoke(payload, config=config))
+        except Exception as error:  # handed to the loop, which counts it or re-raises it
+            outcome = ("error", error)

@@ -1,0 +1,47 @@
+"""Turning a model's proposed ranking into a valid permutation of the candidates."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agents.base import InvalidAnswer
+
+
+def repair_ranking(
+    proposed: Sequence[str], candidates: Sequence[str], fallback_order: Sequence[str]
+) -> tuple[list[str], list[str]]:
+    """A permutation of exactly `candidates` that keeps the model's order where it is valid.
+
+    Unknown and repeated ids are dropped; candidates the model left out are appended in
+    `fallback_order`. Returns the ranking and the repair kinds applied (one entry per id).
+    Raises `InvalidAnswer` when not a single proposed id is a candidate — nothing to keep.
+    """
+    allowed = set(candidates)
+    ranking: list[str] = []
+    repairs: list[str] = []
+    for raw in proposed:
+        item = str(raw).strip()
+        if item not in allowed:
+            repairs.append("unknown_id")
+        elif item in ranking:
+            repairs.append("duplicate_id")
+        else:
+            ranking.append(item)
+    if not ranking:
+        raise InvalidAnswer(
+            "none of the ids in 'ranking' is a candidate; use the ids in square brackets",
+            kind="no_valid_ids",
+        )
+    placed = set(ranking)
+    for item in [*fallback_order, *candidates]:
+        if item not in placed:
+            ranking.append(item)
+            placed.add(item)
+            repairs.append("missing_id")
+    return ranking, repairs
+
+
+def clip_score(value: float, low: float, high: float) -> tuple[float, bool]:
+    """`value` clipped into [low, high], and whether clipping was needed."""
+    clipped = min(max(value, low), high)
+    return clipped, clipped != value

@@ -1,0 +1,147 @@
+"""Per-agent usage records: calls, tokens, latency, cost, repairs, fallbacks and errors."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+PRICES_PER_MILLION: dict[str, tuple[float, float]] = {
+    "gpt-4o-mini": (0.15, 0.60),
+    "gpt-4o": (2.50, 10.00),
+    "gpt-4.1-mini": (0.40, 1.60),
+    "gpt-4.1-nano": (0.10, 0.40),
+    "gpt-4.1": (2.00, 8.00),
+    "gpt-3.5-turbo": (0.50, 1.50),
+}
+"""USD per million (input, output) tokens; unknown and local models cost 0."""
+
+
+def price_of(model: str, input_tokens: int, output_tokens: int) -> float:
+    """Estimated USD cost of one call (longest matching model-name prefix wins)."""
+    name = model.split(":", 1)[-1]
+    matches = [key for key in PRICES_PER_MILLION if name.startswith(key)]
+    if not matches:
+        return 0.0
+    cost_in, cost_out = PRICES_PER_MILLION[max(matches, key=len)]
+    return (input_tokens * cost_in + output_tokens * cost_out) / 1_000_000
+
+
+def estimate_tokens(text: str) -> int:
+    """Rough token count (≈4 characters per token) for backends that report none."""
+    return math.ceil(len(text) / 4)
+
+
+@dataclass
+class AgentUsage:
+    """What one agent invocation cost (all its attempts together)."""
+
+    agent: str
+    """The agent (graph node) name."""
+    model: str = "heuristic"
+    """Backend/model label."""
+    step: int = 0
+    """LangGraph superstep the agent ran in (calls in distinct steps are dependent)."""
+    calls: int = 0
+    """LLM requests sent (retries included)."""
+    input_tokens: int = 0
+    """Prompt tokens over all calls."""
+    output_tokens: int = 0
+    """Completion tokens over all calls."""
+    tokens_estimated: bool = False
+    """True when some call reported no usage and tokens were estimated from characters."""
+    cost_usd: float = 0.0
+    """Estimated cost from PRICES_PER_MILLION."""
+    llm_seconds: float = 0.0
+    """Wall time inside LLM calls."""
+    intervals: list[tuple[float, float]] = field(default_factory=list)
+    """(start, end) perf_counter times of each call, for overhead accounting."""
+    repairs: int = 0
+    """Outputs that needed repair (unknown/duplicate/missing ids, clipped scores)."""
+    repair_kinds: dict[str, int] = field(default_factory=dict)
+    """Counts per repair kind (unknown_id, duplicate_id, missing_id, clipped_score, ...)."""
+    errors: dict[str, int] = field(default_factory=dict)
+    """Failed attempts per kind (http_429, http_500, timeout, malformed_json, truncated, ...)."""
+    source: str = "heuristic"
+    """"llm" (accepted model output), "fallback" (LLM failed) or "heuristic" (no LLM)."""
+
+    @property
+    def fallback(self) -> bool:
+        """True when an LLM was configured but its output could not be used."""
+        return self.source == "fallback"
+
+    def record_call(self, started: float, message: Any, prompt_text: str) -> None:
+        """Add one completed request's latency and tokens (estimated if not reported)."""
+        ended = time.perf_counter()
+        self.calls += 1
+        self.intervals.append((started, ended))
+        self.llm_seconds += ended - started
+        usage = getattr(message, "usage_metadata", None) if message is not None else None
+        if usage and usage.get("input_tokens") is not None:
+            tokens_in, tokens_out = int(usage["input_tokens"]), int(usage.get("output_tokens", 0))
+        else:
+            content = str(getattr(message, "content", "") or "") if message is not None else ""
+            tokens_in, tokens_out = estimate_tokens(prompt_text), estimate_tokens(content)
+            self.tokens_estimated = True
+        self.input_tokens += tokens_in
+        self.output_tokens += tokens_out
+        self.cost_usd += price_of(self.model, tokens_in, tokens_out)
+
+    def record_failed_call(self, started: float, kind: str, prompt_text: str) -> None:
+        """A request that produced no usable message (transport error)."""
+        ended = time.perf_counter()
+        self.calls += 1
+        self.intervals.append((started, ended))
+        self.llm_seconds += ended - started
+        self.errors[kind] = self.errors.get(kind, 0) + 1
+
+    def record_error(self, kind: str) -> None:
+        """An answer that arrived but was unusable (parse or validation failure)."""
+        self.errors[kind] = self.errors.get(kind, 0) + 1
+
+    def record_repairs(self, kinds: Iterable[str]) -> None:
+        """Count one repaired output and each repair it needed."""
+        kinds = list(kinds)
+        if kinds:
+            self.repairs += 1
+            for kind in kinds:
+                self.repair_kinds[kind] = self.repair_kinds.get(kind, 0) + 1
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form stored on the blackboard state."""
+        return {**asdict(self), "fallback": self.fallback}
+
+
+def critical_path_depth(records: Iterable[Mapping[str, Any]]) -> int:
+    """Longest chain of dependent LLM calls: per superstep the most sequential calls, summed."""
+    longest: dict[int, int] = {}
+    for record in records:
+        if record["calls"]:
+            longest[record["step"]] = max(longest.get(record["step"], 0), record["calls"])
+    return sum(longest.values())
+
+
+def summarise_usage(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Totals over agent records: the usage fields of results.jsonl and metrics.json."""
+    records = list(records)
+    errors: Counter[str] = Counter()
+    repair_kinds: Counter[str] = Counter()
+    for record in records:
+        errors.update(record.get("errors", {}))
+        repair_kinds.update(record.get("repair_kinds", {}))
+    return {
+        "llm_calls": sum(r["calls"] for r in records),
+        "input_tokens": sum(r["input_tokens"] for r in records),
+        "output_tokens": sum(r["output_tokens"] for r in records),
+        "est_cost_usd": math.fsum(r["cost_usd"] for r in records),
+        "fallbacks": sum(1 for r in records if r.get("fallback")),
+        "repairs": sum(r["repairs"] for r in records),
+        "tokens_estimated": any(r.get("tokens_estimated") for r in records),
+        "errors": dict(errors),
+        "repair_kinds": dict(repair_kinds),
+        "llm_seconds": math.fsum(r["llm_seconds"] for r in records),
+        "critical_path_depth": critical_path_depth(records),
+    }

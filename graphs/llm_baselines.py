@@ -1,0 +1,78 @@
+"""LLM baselines as graphs on the shared contract: vanilla_llm, recency_llm, vanilla_rag.
+
+Each graph is `validate_input -> <name>_ranker -> END`; the ranker is one agent (an
+LLM policy with validation, repair, retries and a documented fallback).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import END, START, StateGraph
+
+from agents.base import AgentResult, arun_agent, run_agent
+from agents.llm_rankers import RANKERS, PromptedRanker
+from bench.environment import get_environment
+from graphs.common import VALIDATE_NODE, current_context, dual_node, retrieve_candidates, validate_input
+from state.base_state import BaseState
+from state.blackboard import post
+from state.context import Context
+from state.contract import RecInput, RecOutput
+
+
+def _prepare(ranker: PromptedRanker, state: BaseState) -> tuple[Any, Context, list[str], dict]:
+    ctx = current_context()
+    env = get_environment(ctx.dataset)
+    history = state.get("history", [])
+    extra: dict[str, Any] = {}
+    candidates = state.get("candidates")
+    if state.get("retrieve_mode") or not candidates:
+        candidates = retrieve_candidates(env, history, ctx.top_k)
+        extra["candidates"] = candidates
+    return ranker.task(env, ctx, history, candidates), ctx, candidates, extra
+
+
+def _update(ranker: PromptedRanker, result: AgentResult, extra: dict) -> dict[str, Any]:
+    answer, usage = result.output, result.usage
+    note = f"[{usage.source}] {answer.reason}".strip()
+    return {
+        **extra,
+        "ranking": answer.ranking,
+        "trace": [post(ranker.agent, note)],
+        "usage": [usage.as_dict()],
+    }
+
+
+def make_ranker_node(ranker: PromptedRanker) -> Any:
+    """The agent node of one LLM baseline (sync and async)."""
+
+    def rank(state: BaseState, config: RunnableConfig) -> dict[str, Any]:
+        task, ctx, _, extra = _prepare(ranker, state)
+        return _update(ranker, run_agent(task, ctx, config), extra)
+
+    async def arank(state: BaseState, config: RunnableConfig) -> dict[str, Any]:
+        task, ctx, _, extra = _prepare(ranker, state)
+        return _update(ranker, await arun_agent(task, ctx, config), extra)
+
+    return dual_node(ranker.agent, rank, arank)
+
+
+def build_llm_baseline(name: str) -> StateGraph:
+    """The uncompiled graph of LLM baseline `name`."""
+    ranker = RANKERS[name]
+    builder = StateGraph(BaseState, input_schema=RecInput, output_schema=RecOutput, context_schema=Context)
+    builder.add_node(VALIDATE_NODE, validate_input)
+    builder.add_node(ranker.agent, make_ranker_node(ranker))
+    builder.add_edge(START, VALIDATE_NODE)
+    builder.add_edge(VALIDATE_NODE, ranker.agent)
+    builder.add_edge(ranker.agent, END)
+    return builder
+
+
+builders: dict[str, StateGraph] = {name: build_llm_baseline(name) for name in RANKERS}
+"""Uncompiled graphs by LLM baseline name."""
+
+vanilla_llm_graph = builders["vanilla_llm"].compile(name="vanilla_llm")
+recency_llm_graph = builders["recency_llm"].compile(name="recency_llm")
+vanilla_rag_graph = builders["vanilla_rag"].compile(name="vanilla_rag")
