@@ -70,10 +70,20 @@ class AgentResult(Generic[Out]):
     """Calls, tokens, repairs, errors and where the answer came from."""
 
 
-def transport_error_kind(error: BaseException) -> str | None:
-    """Name a failed request (None when the exception is not a request failure)."""
+ANSWER_ERRORS = {"truncated", "malformed_json", "schema_invalid"}
+"""Failures where an answer arrived but could not be used (the retry tells the model why)."""
+
+
+def request_error_kind(error: BaseException) -> str | None:
+    """Name a failed request (None when the exception is not a request or answer failure)."""
     import openai
 
+    if isinstance(error, openai.LengthFinishReasonError):
+        return "truncated"
+    if isinstance(error, json.JSONDecodeError):
+        return "malformed_json"
+    if isinstance(error, ValidationError):
+        return "schema_invalid"
     if isinstance(error, openai.RateLimitError):
         return "http_429"
     if isinstance(error, openai.APITimeoutError | asyncio.TimeoutError | TimeoutError):
@@ -85,6 +95,27 @@ def transport_error_kind(error: BaseException) -> str | None:
             raise RecgraphError(f"the LLM endpoint refused the request: {error}") from None
         return f"http_{error.status_code}"
     return None
+
+
+ANSWER_ERROR_HINTS = {
+    "truncated": "Your previous answer was cut off. Reply with a shorter JSON object that follows "
+    "the schema.",
+    "malformed_json": "Your previous answer was not valid JSON. Reply with only a JSON object that "
+    "follows the schema.",
+    "schema_invalid": "Your previous answer did not follow the schema. Reply with only a JSON object "
+    "that follows it.",
+}
+
+
+def retry_messages(original: list[BaseMessage], answer: str | None, note: str) -> list[BaseMessage]:
+    """The prompt again, with the rejected answer and what was wrong with it.
+
+    The note goes in front of the original request (not after it) so the last user message
+    still carries the full task, candidates included.
+    """
+    *head, last = original
+    shown = [AIMessage(content=answer[:2000])] if answer else []
+    return [*head, *shown, HumanMessage(content=f"{note}\n\n{last.content}")]
 
 
 def parse_answer(schema: type[Out], message: AIMessage) -> Out:
@@ -105,9 +136,7 @@ def parse_answer(schema: type[Out], message: AIMessage) -> Out:
         raise InvalidAnswer(f"the JSON does not follow the schema ({problems})", "schema_invalid") from None
 
 
-def agent_loop(
-    task: AgentTask[Out], context: Context, step: int
-) -> Generator[Request, Outcome, AgentResult]:
+def agent_loop(task: AgentTask[Out], context: Context, step: int) -> Generator[Request, Outcome, AgentResult]:
     """The policy-validate-retry-fallback loop, as a generator of requests."""
     from agents.backends import model_label
 
@@ -123,24 +152,23 @@ def agent_loop(
         started = time.perf_counter()
         status, value = yield ("call", messages)
         if status == "error":
-            kind = transport_error_kind(value)
+            kind = request_error_kind(value)
             if kind is None:
                 raise value
-            usage.record_failed_call(started, kind, prompt_text)
+            usage.record_failed_call(started, kind, getattr(value, "completion", None))
+            if kind in ANSWER_ERRORS:
+                messages = retry_messages(task.messages, None, ANSWER_ERROR_HINTS[kind])
             continue
         usage.record_call(started, value, prompt_text)
         try:
             output, repairs = task.validate(parse_answer(task.schema, value))
         except InvalidAnswer as problem:
             usage.record_error(problem.kind)
-            messages = [
-                *task.messages,
-                AIMessage(content=str(value.content or "")[:2000]),
-                HumanMessage(
-                    content=f"That answer was rejected: {problem}. Reply again with only a JSON "
-                    "object that follows the schema."
-                ),
-            ]
+            note = (
+                f"Your previous answer was rejected: {problem}. Reply with only a JSON object "
+                "that follows the schema."
+            )
+            messages = retry_messages(task.messages, str(value.content or ""), note)
             continue
         usage.record_repairs(repairs)
         usage.source = "llm"
@@ -153,8 +181,12 @@ def _model_for(task: AgentTask, context: Context) -> Any:
     from agents.backends import bind_schema, chat_model
 
     model = chat_model(
-        backend_for(context, task.role), context.base_url, context.llm_timeout, context.temperature,
-        context.max_output_tokens, context.requests_per_second,
+        backend_for(context, task.role),
+        context.base_url,
+        context.llm_timeout,
+        context.temperature,
+        context.max_output_tokens,
+        context.requests_per_second,
     )
     return bind_schema(model, task.schema) if model is not None else None
 

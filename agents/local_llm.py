@@ -40,9 +40,7 @@ def load_llama(n_ctx: int = 4096) -> Any:
     try:
         from llama_cpp import Llama
     except ImportError:
-        raise RecgraphError(
-            "the local backend needs llama-cpp-python: pip install -e '.[local]'"
-        ) from None
+        raise RecgraphError("the local backend needs llama-cpp-python: pip install -e '.[local]'") from None
     return Llama(model_path=str(smollm2_path()), n_ctx=n_ctx, n_threads=2, seed=0, verbose=False)
 
 
@@ -59,7 +57,10 @@ class LocalChatModel(BaseChatModel):
         return "recgraph-llama-cpp"
 
     def _generate(
-        self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
         **kwargs: Any,
     ) -> ChatResult:
         payload = [{"role": ROLE_NAMES.get(m.type, "user"), "content": str(m.content)} for m in messages]

@@ -90,13 +90,20 @@ class AgentUsage:
         self.output_tokens += tokens_out
         self.cost_usd += price_of(self.model, tokens_in, tokens_out)
 
-    def record_failed_call(self, started: float, kind: str, prompt_text: str) -> None:
-        """A request that produced no usable message (transport error)."""
+    def record_failed_call(self, started: float, kind: str, completion: Any = None) -> None:
+        """A request that produced no usable message; tokens counted when the error carries them."""
         ended = time.perf_counter()
         self.calls += 1
         self.intervals.append((started, ended))
         self.llm_seconds += ended - started
         self.errors[kind] = self.errors.get(kind, 0) + 1
+        reported = getattr(completion, "usage", None)
+        if reported is not None:
+            self.input_tokens += int(reported.prompt_tokens or 0)
+            self.output_tokens += int(reported.completion_tokens or 0)
+            self.cost_usd += price_of(
+                self.model, reported.prompt_tokens or 0, reported.completion_tokens or 0
+            )
 
     def record_error(self, kind: str) -> None:
         """An answer that arrived but was unusable (parse or validation failure)."""

@@ -15,9 +15,9 @@ COST_COLUMNS = ("llm_calls", "input_tokens", "output_tokens", "fallbacks", "repa
 
 def backend_label(llm: str) -> str:
     """How a backend is named in every output: heuristic is never passed off as an LLM."""
-    if llm == "heuristic":
-        return "heuristic (no LLM: agents use their deterministic fallbacks)"
-    return f"LLM backend {llm}"
+    from agents.backends import describe_backend
+
+    return describe_backend(llm)
 
 
 def metric_columns(methods: dict[str, dict[str, Any]]) -> list[str]:
@@ -27,13 +27,17 @@ def metric_columns(methods: dict[str, dict[str, Any]]) -> list[str]:
     return [*keys, "mrr", "avg_hr"]
 
 
-def write_metrics(out: Path, dataset: str, protocol: dict[str, Any], methods: dict) -> Path:
-    """Write `<out>/metrics.json` in protocol.md's schema."""
-    document = {
+def write_metrics(
+    out: Path, dataset: str, protocol: dict[str, Any], methods: dict, server_stats: dict | None = None
+) -> Path:
+    """Write `<out>/metrics.json` in protocol.md's schema (+ the simulator's fault counts)."""
+    document: dict[str, Any] = {
         "dataset": dataset,
         "protocol": {k: protocol[k] for k in ("candidates", "seed", "scenario", "users", "llm")},
         "methods": methods,
     }
+    if server_stats is not None:
+        document["sim_server"] = server_stats
     path = out / "metrics.json"
     path.write_text(json.dumps(document, indent=2) + "\n")
     return path
@@ -108,4 +112,36 @@ def rich_table(dataset: str, protocol: dict[str, Any], methods: dict) -> Table:
         table.add_column(column.replace("seconds_per_user", "s/user"), justify="right")
     for name, row in methods.items():
         table.add_row(name, *(_format(row.get(c), 3) for c in columns))
+    return table
+
+
+OBSERVED_AS = {
+    "http_429": ("errors", "http_429"),
+    "http_500": ("errors", "http_500"),
+    "timeout": ("errors", "timeout"),
+    "malformed_json": ("errors", "malformed_json"),
+    "truncated": ("errors", "truncated"),
+    "unknown_ids": ("repair_kinds", "unknown_id"),
+    "duplicate_ids": ("repair_kinds", "duplicate_id"),
+}
+"""Simulator fault kind -> where the client counts it (echo is a valid answer: not seen)."""
+
+
+def observed_faults(methods: dict[str, dict[str, Any]]) -> dict[str, int]:
+    """Client-side counts of each simulator fault kind, over all methods."""
+    counts = dict.fromkeys(OBSERVED_AS, 0)
+    for row in methods.values():
+        for kind, (table, key) in OBSERVED_AS.items():
+            counts[kind] += row.get(table, {}).get(key, 0)
+    return counts
+
+
+def fault_table(server_stats: dict[str, Any], methods: dict[str, dict[str, Any]]) -> Table:
+    """Faults the simulator injected next to what the client observed."""
+    table = Table(title=f"simulator: {server_stats.get('requests', 0)} requests")
+    for column in ("fault", "injected", "observed by client"):
+        table.add_column(column)
+    observed = observed_faults(methods)
+    for kind, injected in sorted(server_stats.get("faults", {}).items()):
+        table.add_row(kind, str(injected), str(observed.get(kind, "not observable")))
     return table

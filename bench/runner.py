@@ -62,11 +62,11 @@ async def run_method(
     protocol: Protocol,
     log: ResultsLog,
     concurrency: int,
+    context: Context,
     on_progress: ProgressHook | None = None,
 ) -> None:
     """Run `method` on every case not already in the log, appending each as it finishes."""
     graph = get_graph(method)
-    context = Context(dataset=protocol.dataset, seed=protocol.seed)
     finished = log.done(method)
     pending = [case for case in cases if case.user_id not in finished]
 
@@ -132,11 +132,12 @@ def run_benchmark(
     protocol: Protocol,
     log: ResultsLog,
     concurrency: int,
+    context: Context,
     on_progress: ProgressHook | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Run every method (resuming from the log) and return metrics per method."""
     for method in methods:
-        asyncio.run(run_method(method, cases, protocol, log, concurrency, on_progress))
+        asyncio.run(run_method(method, cases, protocol, log, concurrency, context, on_progress))
     wanted = {case.user_id for case in cases}
     return {
         method: method_metrics([r for u, r in log.done(method).items() if u in wanted]) for method in methods

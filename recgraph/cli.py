@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
 from recgraph.settings import apply_offline_defaults
 
 SCENARIO_CHOICES = ("classic", "cold_user", "cold_item", "evolving_long", "evolving_short")
-BACKENDS = ("heuristic",)
 
 
 def add_dataset_options(parser: argparse.ArgumentParser) -> None:
@@ -17,7 +17,21 @@ def add_dataset_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", default="ml-100k", help="ml-100k or a dataset path")
     parser.add_argument("--seed", type=int, default=0, help="seed for users and candidates")
     parser.add_argument("--scenario", default="classic", choices=SCENARIO_CHOICES)
-    parser.add_argument("--llm", default="heuristic", help="LLM backend (heuristic = no LLM, the default)")
+    llm = parser.add_argument_group("LLM backend")
+    llm.add_argument(
+        "--llm",
+        default=os.environ.get("RECGRAPH_LLM", "heuristic"),
+        help="heuristic (no LLM, default), local (bundled SmolLM2), sim (loopback simulator), "
+        "or openai:<model>; env RECGRAPH_LLM",
+    )
+    llm.add_argument("--base-url", default="", help="OpenAI-compatible endpoint for openai:<model>")
+    llm.add_argument("--llm-timeout", type=float, default=None, help="seconds per LLM request")
+    llm.add_argument("--llm-retries", type=int, default=2, help="retries before the fallback")
+    llm.add_argument("--rps", type=float, default=0.0, help="client rate limit, requests/s (0: none)")
+    llm.add_argument("--llm-cache", default="", help="SQLite file replaying identical LLM calls")
+    llm.add_argument("--sim-latency", type=float, default=0.0, help="sim: seconds per answer")
+    llm.add_argument("--faults", type=float, default=0.0, help="sim: share of requests faulted")
+    llm.add_argument("--fault-kinds", default="all", help="sim: comma-separated fault kinds")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -25,12 +39,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="recgraph", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
-    bench = commands.add_parser("bench", help="compare methods on one protocol")
+    bench = commands.add_parser("bench", help="compare methods on one protocol (or: bench perf)")
+    bench.add_argument(
+        "mode", nargs="?", choices=["perf"], default=None,
+        help="perf: overhead and throughput against the loopback LLM server",
+    )
+    bench.add_argument("--latency", type=float, default=0.2, help="perf: seconds per LLM answer")
     bench.add_argument("--methods", default="all", help="comma-separated names, or all")
     bench.add_argument("--users", type=int, default=200, help="users to evaluate")
     bench.add_argument("--candidates", type=int, default=10, help="candidates per user (N)")
     bench.add_argument("--concurrency", type=int, default=4, help="users in flight at once")
-    bench.add_argument("--out", default="runs/bench", help="output folder (resumable)")
+    bench.add_argument("--out", default=None, help="output folder (resumable; default runs/bench)")
     add_dataset_options(bench)
 
     datasets = commands.add_parser("datasets", help="list datasets with statistics")
@@ -50,26 +69,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def check_backend(llm: str) -> None:
-    """Refuse backends this build does not provide."""
-    from bench.errors import RecgraphError
-
-    if llm not in BACKENDS:
-        raise RecgraphError(f"unknown --llm {llm!r}; available: {', '.join(BACKENDS)}")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `recgraph` console script."""
     apply_offline_defaults()
     args = build_parser().parse_args(argv)
     from pydantic import ValidationError
 
+    from agents.backends import check_backend
     from bench.errors import RecgraphError
     from recgraph import commands
     from state.contract import InvalidRecInput
 
     handlers = {
-        "bench": commands.bench,
+        "bench": commands.bench_or_perf,
         "datasets": commands.datasets,
         "recommend": commands.recommend,
     }

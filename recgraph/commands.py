@@ -21,62 +21,73 @@ from rich.table import Table
 console = Console(width=None if sys.stdout.isatty() else 160)
 
 
+def bench_or_perf(args: argparse.Namespace) -> int:
+    """`recgraph bench` or `recgraph bench perf`."""
+    if args.mode == "perf":
+        from recgraph.perf_command import perf
+
+        return perf(args)
+    return bench(args)
+
+
 def bench(args: argparse.Namespace) -> int:
     """`recgraph bench`: run methods on one protocol and write the four report files."""
+    from agents.backends import describe_backend
     from bench import report
     from bench.environment import get_environment
+    from bench.errors import ProtocolError
     from bench.protocol import Protocol, check_protocol, plan_cases
     from bench.results_log import ResultsLog
     from bench.runner import run_benchmark
     from graphs.registry import parse_methods
+    from recgraph.llm_session import llm_session
 
     methods = parse_methods(args.methods)
     protocol = Protocol(
-        dataset=args.dataset,
-        candidates=args.candidates,
-        seed=args.seed,
-        scenario=args.scenario,
-        users=args.users,
-        llm=args.llm,
+        dataset=args.dataset, candidates=args.candidates, seed=args.seed,
+        scenario=args.scenario, users=args.users, llm=args.llm,
     )
     check_protocol(protocol)
     if args.concurrency < 1:
-        from bench.errors import ProtocolError
-
         raise ProtocolError(f"--concurrency must be at least 1, got {args.concurrency}")
     env = get_environment(args.dataset)
     cases = plan_cases(env, protocol)
-    out = Path(args.out)
+    out = Path(args.out or "runs/bench")
     out.mkdir(parents=True, exist_ok=True)
     log = ResultsLog(out / "results.jsonl", protocol.as_dict())
     console.print(
         f"[bold]{env.dataset.name}[/]: {len(cases)} users, N={protocol.candidates}, "
-        f"scenario {protocol.scenario}, {report.backend_label(protocol.llm)}"
+        f"scenario {protocol.scenario}, backend: {describe_backend(protocol.llm)}"
     )
-    with Progress(
-        TextColumn("{task.description:>14}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        console=console,
-    ) as progress:
-        tasks = {m: progress.add_task(m, total=len(cases), completed=len(log.done(m))) for m in methods}
+    with llm_session(args) as (context, server), progress_bar() as progress:
+        tasks = {
+            m: progress.add_task(m, total=len(cases), completed=len(log.done(m))) for m in methods
+        }
         resumed = {m: len(log.done(m)) for m in methods}
 
         def advance(method: str, count: int) -> None:
             progress.update(tasks[method], completed=resumed[method] + count)
 
-        results = run_benchmark(methods, cases, protocol, log, args.concurrency, advance)
+        results = run_benchmark(methods, cases, protocol, log, args.concurrency, context, advance)
+        server_stats = server.stats() if server else None
     name = env.dataset.name
     settings = protocol.as_dict()
-    report.write_metrics(out, name, settings, results)
+    report.write_metrics(out, name, settings, results, server_stats)
     report.write_report_md(out, name, settings, results)
     report.write_report_png(out, name, settings, results)
     console.print(report.rich_table(name, settings, results))
+    if server_stats is not None:
+        console.print(report.fault_table(server_stats, results))
     console.print(f"wrote {out}/metrics.json, results.jsonl, report.md, report.png")
     return 0
+
+
+def progress_bar() -> Progress:
+    """A rich progress bar with ETA, one row per method."""
+    return Progress(
+        TextColumn("{task.description:>14}"), BarColumn(), MofNCompleteColumn(),
+        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=console,
+    )
 
 
 def datasets(args: argparse.Namespace) -> int:
@@ -109,11 +120,11 @@ def datasets(args: argparse.Namespace) -> int:
 
 def recommend(args: argparse.Namespace) -> int:
     """`recgraph recommend`: one user's ranked list with titles (and rationales if any)."""
+    from agents.backends import describe_backend
     from bench.environment import get_environment
     from bench.protocol import Protocol, plan_cases_for
-    from bench.report import backend_label
     from graphs.registry import get_graph, parse_methods
-    from state.context import Context
+    from recgraph.llm_session import llm_session
 
     method = parse_methods(args.method)[0]
     env = get_environment(args.dataset)
@@ -131,9 +142,10 @@ def recommend(args: argparse.Namespace) -> int:
         )
         case = plan_cases_for(env, protocol, [args.user])[0]
         request["candidates"], target = case.candidates, case.target
-    context = Context(dataset=args.dataset, seed=args.seed, top_k=args.top_k)
-    output = get_graph(method).invoke(request, context=context)
-    table = Table(title=f"{method} for user {args.user} · {backend_label(args.llm)}")
+    with llm_session(args) as (context, _):
+        context.top_k = args.top_k
+        output = get_graph(method).invoke(request, context=context)
+    table = Table(title=f"{method} for user {args.user} · {describe_backend(args.llm)}")
     for column in ("rank", "item", "title", "score", "why"):
         table.add_column(column)
     scores, rationales = output.get("scores") or {}, output.get("rationales") or {}

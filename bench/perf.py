@@ -1,0 +1,91 @@
+"""`recgraph bench perf`: orchestration overhead and throughput against the loopback LLM.
+
+For each method, one recommendation graph invocation per user runs against the
+simulated server with a fixed per-call latency L, at concurrency C. Reported per method:
+- overhead_ms_per_user: wall time of an invocation minus the time in which at least one
+  of its LLM calls was in flight (steady state: resources are loaded by a warm-up pass);
+- critical_path_depth: the longest chain of dependent LLM calls;
+- throughput_users_per_s against the ideal C / (depth · L), and their ratio;
+- input tokens and LLM calls per user.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from langchain_core.runnables import RunnableLambda
+
+from agents.usage import critical_path_depth
+from bench.protocol import EvalCase
+from graphs.registry import get_graph
+from state.context import Context
+
+
+def busy_time(intervals: Sequence[tuple[float, float]]) -> float:
+    """Length of the union of (start, end) intervals."""
+    total, reach = 0.0, -math.inf
+    for start, end in sorted(intervals):
+        if end <= reach:
+            continue
+        total += end - max(start, reach)
+        reach = end
+    return total
+
+
+async def _timed_batch(
+    method: str, cases: Sequence[EvalCase], scenario: str, context: Context, concurrency: int
+) -> tuple[float, list[tuple[float, dict[str, Any]]]]:
+    graph = get_graph(method)
+
+    async def invoke(case: EvalCase) -> tuple[float, dict[str, Any]]:
+        started = time.perf_counter()
+        output = await graph.ainvoke(case.request(scenario), context=context)
+        return time.perf_counter() - started, output
+
+    runner = RunnableLambda(invoke, name=f"perf:{method}")
+    started = time.perf_counter()
+    results = await runner.abatch(list(cases), config={"max_concurrency": concurrency})
+    return time.perf_counter() - started, results
+
+
+def measure_method(
+    method: str, cases: Sequence[EvalCase], scenario: str, context: Context, concurrency: int,
+    latency: float,
+) -> dict[str, Any]:
+    """Warm up, then time one invocation per case; returns the perf.json entry."""
+    warmup = list(cases[: max(1, min(len(cases), concurrency))])
+    asyncio.run(_timed_batch(method, warmup, scenario, context, concurrency))
+    wall, results = asyncio.run(_timed_batch(method, cases, scenario, context, concurrency))
+    overheads, depths, tokens, calls = [], [], [], []
+    for seconds, output in results:
+        records = output.get("usage") or []
+        intervals = [tuple(i) for r in records for i in r["intervals"]]
+        overheads.append(seconds - busy_time(intervals))
+        depths.append(critical_path_depth(records))
+        tokens.append(sum(r["input_tokens"] for r in records))
+        calls.append(sum(r["calls"] for r in records))
+    users = len(results)
+    depth = max(depths) if depths else 0
+    throughput = users / wall
+    ideal = concurrency / (depth * latency) if depth and latency > 0 else math.inf
+    return {
+        "overhead_ms_per_user": 1000 * math.fsum(overheads) / users,
+        "critical_path_depth": depth,
+        "throughput_users_per_s": throughput,
+        "ideal_users_per_s": ideal,
+        "efficiency": throughput / ideal if math.isfinite(ideal) else None,
+        "input_tokens_per_user": math.fsum(tokens) / users,
+        "llm_calls_per_user": math.fsum(calls) / users,
+        "wall_seconds": wall,
+        "users": users,
+    }
+
+
+def perf_context(base: Context, base_url: str) -> Context:
+    """The benchmark's context pointed at the simulator, with no retries hiding slowness."""
+    return replace(base, llm="sim", rec_model="", mem_model="", planner_model="", base_url=base_url)

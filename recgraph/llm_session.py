@@ -1,0 +1,57 @@
+"""Turning `--llm` options into a `Context`, starting the loopback simulator when asked."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from state.context import Context
+
+SIM_TIMEOUT = 2.0
+"""Client timeout with the simulator: its 'timeout' fault answers one second later."""
+
+
+def context_from_args(args: argparse.Namespace, **overrides: Any) -> Context:
+    """The run's `Context` from the shared dataset and LLM options."""
+    timeout = args.llm_timeout or (SIM_TIMEOUT if args.llm == "sim" else 60.0)
+    fields: dict[str, Any] = {
+        "dataset": args.dataset,
+        "seed": args.seed,
+        "llm": args.llm,
+        "base_url": args.base_url,
+        "llm_timeout": timeout,
+        "llm_retries": args.llm_retries,
+        "requests_per_second": args.rps,
+    }
+    if args.llm == "sim":
+        fields["llm_backoff"] = 0.05  # the simulator's 429s carry retry-after: 0
+    fields.update(overrides)
+    return Context(**fields)
+
+
+@contextmanager
+def llm_session(args: argparse.Namespace, latency: float | None = None) -> Iterator[tuple[Context, Any]]:
+    """Yield the run's context and, for `--llm sim`, the running simulator (stopped after)."""
+    from agents.backends import check_backend, enable_llm_cache
+
+    check_backend(args.llm)
+    if args.llm_cache:
+        enable_llm_cache(args.llm_cache)
+    context = context_from_args(args)
+    if args.llm != "sim":
+        yield context, None
+        return
+    from bench.sim_server import SimServer
+
+    server = SimServer(
+        latency=args.sim_latency if latency is None else latency,
+        fault_rate=args.faults,
+        faults=args.fault_kinds,
+        timeout_delay=context.llm_timeout + 1.0,
+        seed=args.seed,
+    )
+    with server:
+        context.base_url = server.base_url
+        yield context, server

@@ -1,0 +1,59 @@
+"""`recgraph bench perf`: speed of each method's recommendation graph on the loopback LLM."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from rich.table import Table
+
+from recgraph.commands import console
+
+
+def perf(args: argparse.Namespace) -> int:
+    """Measure overhead, critical path, throughput and tokens; write `<out>/perf.json`."""
+    from bench.environment import get_environment
+    from bench.errors import ProtocolError
+    from bench.perf import measure_method, perf_context
+    from bench.protocol import Protocol, plan_cases
+    from graphs.registry import parse_methods
+    from recgraph.llm_session import llm_session
+
+    if args.latency < 0 or args.concurrency < 1:
+        raise ProtocolError("--latency must be >= 0 and --concurrency >= 1")
+    methods = parse_methods(args.methods)
+    protocol = Protocol(
+        dataset=args.dataset, candidates=args.candidates, seed=args.seed,
+        scenario=args.scenario, users=args.users, llm="sim",
+    )
+    cases = plan_cases(get_environment(args.dataset), protocol)
+    args.llm, args.faults = "sim", 0.0
+    report: dict = {"latency_s": args.latency, "concurrency": args.concurrency, "methods": {}}
+    with llm_session(args, latency=args.latency) as (context, server):
+        context = perf_context(context, server.base_url)
+        for method in methods:
+            console.print(f"perf: {method} on {len(cases)} users …")
+            report["methods"][method] = measure_method(
+                method, cases, args.scenario, context, args.concurrency, args.latency
+            )
+    out = Path(args.out or "runs/perf")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "perf.json").write_text(json.dumps(report, indent=2) + "\n")
+    console.print(perf_table(report))
+    console.print(f"wrote {out}/perf.json")
+    return 0
+
+
+def perf_table(report: dict) -> Table:
+    """perf.json as a console table."""
+    table = Table(title=f"bench perf · latency {report['latency_s']} s · concurrency {report['concurrency']}")
+    columns = ("overhead_ms_per_user", "critical_path_depth", "throughput_users_per_s",
+               "ideal_users_per_s", "efficiency", "input_tokens_per_user", "llm_calls_per_user")
+    table.add_column("method", no_wrap=True)
+    for column in columns:
+        table.add_column(column.replace("_per_", "/").replace("_", " "), justify="right")
+    for method, row in report["methods"].items():
+        cells = [f"{row[c]:.3f}" if isinstance(row[c], float) else str(row[c]) for c in columns]
+        table.add_row(method, *cells)
+    return table
