@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet --no-deps recbole==1.2.1
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev,local]'
 	touch $(STAMP)
 
 bench: setup

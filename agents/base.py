@@ -178,9 +178,9 @@ def agent_loop(task: AgentTask[Out], context: Context, step: int) -> Generator[R
 
 
 def _model_for(task: AgentTask, context: Context) -> Any:
-    from agents.backends import bind_schema, chat_model
+    from agents.backends import bind_schema, chat_model_here
 
-    model = chat_model(
+    model = chat_model_here(
         backend_for(context, task.role),
         context.base_url,
         context.llm_timeout,

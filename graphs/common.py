@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
 from bench.environment import Environment, get_environment
@@ -28,7 +27,7 @@ def describe_validation_error(error: ValidationError) -> str:
     return "invalid RecInput: " + "; ".join(parts)
 
 
-def validate_input(state: BaseState, runtime: Runtime[Context]) -> dict[str, Any]:
+def check_request(state: BaseState, config: Any = None) -> dict[str, Any]:
     """First node of every graph: check the request against `RecInput` and the dataset.
 
     Raises `InvalidRecInput` naming the offending value (unknown user or item id,
@@ -39,7 +38,7 @@ def validate_input(state: BaseState, runtime: Runtime[Context]) -> dict[str, Any
         request = RecInput.model_validate(raw)
     except ValidationError as error:
         raise InvalidRecInput(describe_validation_error(error)) from None
-    env = get_environment(context_or_default(runtime.context).dataset)
+    env = get_environment(current_context().dataset)
     env.require_user(request.user_id)
     if request.candidates is not None:
         env.require_items(request.candidates)
@@ -53,6 +52,12 @@ def validate_input(state: BaseState, runtime: Runtime[Context]) -> dict[str, Any
         "retrieve_mode": request.candidates is None,
         "trace": [post(VALIDATE_NODE, note)],
     }
+
+
+async def acheck_request(state: BaseState, config: Any = None) -> dict[str, Any]:
+    """`check_request` on the event loop: it is quick and pure CPU, and a thread hop per
+    user would make the GIL ping-pong between threads under high concurrency."""
+    return check_request(state, config)
 
 
 def unseen_items(env: Environment, history: Sequence[str]) -> list[str]:
@@ -111,6 +116,12 @@ def dual_node(name: str, sync_fn: Any, async_fn: Any) -> Any:
 
     Both bodies take `(state, config)`; they read the `Context` with `current_context()`.
     """
-    from langchain_core.runnables import RunnableLambda
+    # LangGraph's own node wrapper inspects the signatures once, at build time
+    # (RunnableLambda does it on every call, ~1 ms per invocation).
+    from langgraph._internal._runnable import RunnableCallable
 
-    return RunnableLambda(sync_fn, afunc=async_fn, name=name)
+    return RunnableCallable(sync_fn, async_fn, name=name)
+
+
+validate_input = dual_node(VALIDATE_NODE, check_request, acheck_request)
+"""The shared first node of every graph (sync and async bodies)."""
