@@ -28,7 +28,7 @@ def describe_validation_error(error: ValidationError) -> str:
     return "invalid RecInput: " + "; ".join(parts)
 
 
-def check_request(state: BaseState, config: RunnableConfig | None = None) -> dict[str, Any]:
+def check_request(state: BaseState, config: RunnableConfig) -> dict[str, Any]:
     """First node of every graph: check the request against `RecInput` and the dataset.
 
     Raises `InvalidRecInput` naming the offending value (unknown user or item id,
@@ -55,7 +55,7 @@ def check_request(state: BaseState, config: RunnableConfig | None = None) -> dic
     }
 
 
-async def acheck_request(state: BaseState, config: RunnableConfig | None = None) -> dict[str, Any]:
+async def acheck_request(state: BaseState, config: RunnableConfig) -> dict[str, Any]:
     """`check_request` on the event loop: it is quick and pure CPU, and a thread hop per
     user would make the GIL ping-pong between threads under high concurrency."""
     return check_request(state, config)
