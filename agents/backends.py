@@ -134,14 +134,14 @@ def chat_model_here(*settings: Any) -> BaseChatModel | None:
     return models[settings]
 
 
-def bind_schema(model: BaseChatModel, schema: type) -> object:
+def bind_schema(model: BaseChatModel, schema: type, json_schema: dict[str, Any] | None = None) -> object:
     """The model constrained to answer JSON following `schema` (a pydantic model class).
 
     OpenAI-compatible endpoints get `response_format: json_schema`; llama.cpp gets a
     JSON-schema grammar. Either way the raw message comes back and our agent loop parses
     and validates it, so every backend goes through the same checks.
     """
-    json_schema = schema.model_json_schema()
+    json_schema = json_schema or schema.model_json_schema()
     from agents.local_llm import LocalChatModel
 
     if isinstance(model, LocalChatModel):

@@ -58,6 +58,9 @@ class AgentTask(Generic[Out]):
     raises `InvalidAnswer`."""
     fallback: Callable[[], Out]
     """The deterministic answer used without an LLM or after the LLM failed."""
+    json_schema: dict[str, Any] | None = None
+    """A tighter, request-specific JSON schema sent to the model (e.g. ids as an enum of
+    the candidates); answers are still validated against `schema`."""
 
 
 @dataclass
@@ -188,7 +191,7 @@ def _model_for(task: AgentTask, context: Context) -> Any:
         context.max_output_tokens,
         context.requests_per_second,
     )
-    return bind_schema(model, task.schema) if model is not None else None
+    return bind_schema(model, task.schema, task.json_schema) if model is not None else None
 
 
 def superstep(config: RunnableConfig | None) -> int:

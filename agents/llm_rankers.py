@@ -18,7 +18,7 @@ import numpy as np
 from langchain_core.prompts import ChatPromptTemplate
 
 from agents.base import AgentTask
-from agents.ranking import repair_ranking
+from agents.ranking import ranking_json_schema, repair_ranking
 from bench.environment import Environment
 from graphs.common import profile_vector, similarity_order
 from prompts import baselines as prompts
@@ -93,7 +93,9 @@ class PromptedRanker:
             basis = f"{len(shown)} history items" if shown else "popularity (no history)"
             return RankedList(ranking=fallback_order, reason=f"MiniLM similarity to {basis}")
 
-        return AgentTask(self.agent, "rec", messages, RankedList, validate, fallback)
+        return AgentTask(
+            self.agent, "rec", messages, RankedList, validate, fallback, ranking_json_schema(candidates)
+        )
 
 
 RANKERS: dict[str, PromptedRanker] = {

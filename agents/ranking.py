@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from agents.base import InvalidAnswer
 
@@ -39,6 +40,28 @@ def repair_ranking(
             placed.add(item)
             repairs.append("missing_id")
     return ranking, repairs
+
+
+def ranking_json_schema(candidates: Sequence[str], reason_chars: int = 200) -> dict[str, Any]:
+    """`RankedList` as a JSON schema whose ids are an enum of exactly these candidates.
+
+    Grammar-constrained decoders (llama.cpp) then cannot invent ids or run on forever.
+    """
+    return {
+        "type": "object",
+        "properties": {
+            "ranking": {
+                "type": "array",
+                "items": {"type": "string", "enum": list(candidates)},
+                "minItems": len(candidates),
+                "maxItems": len(candidates),
+                "description": "Every candidate id, best first, each once.",
+            },
+            "reason": {"type": "string", "maxLength": reason_chars},
+        },
+        "required": ["ranking", "reason"],
+        "additionalProperties": False,
+    }
 
 
 def clip_score(value: float, low: float, high: float) -> tuple[float, bool]:

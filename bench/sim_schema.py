@@ -168,7 +168,9 @@ class _Filler:
         prefix = [self.fill(s, None, False, depth + 1) for s in schema.get("prefixItems", [])]
         items = self.resolve(schema.get("items", {}))
         if isinstance(items, dict) and "anyOf" not in items and "oneOf" not in items:
-            is_str = items.get("type") == "string" and "enum" not in items and "const" not in items
+            # An enum of exactly the candidate ids (how recgraph constrains rankings) is id-aware too.
+            enum_of_ids = set(items.get("enum", [])) == set(self.ids) if "enum" in items else True
+            is_str = items.get("type") == "string" and enum_of_ids and "const" not in items
             lowered = (name or "").lower()
             id_strings = is_str and ("ranking" in lowered or lowered.endswith("ids"))
             id_objects = "item_id" in items.get("properties", {})
