@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import os
 import threading
 import weakref
@@ -154,3 +155,18 @@ def bind_schema(model: BaseChatModel, schema: type, json_schema: dict[str, Any] 
         "json_schema": {"name": schema.__name__, "schema": json_schema, "strict": False},
     }
     return model.bind(extra_body={"response_format": response_format})
+
+
+def preflight(context: Any) -> None:
+    """Fail before a run starts if any role's backend cannot work (missing key, package, URL)."""
+    from state.context import backend_for
+
+    for role in ("rec", "mem", "planner"):
+        spec = backend_for(context, role)
+        if spec == "local":
+            from agents.local_llm import smollm2_path
+
+            smollm2_path()
+            if importlib.util.find_spec("llama_cpp") is None:
+                raise RecgraphError("the local backend needs llama-cpp-python: pip install -e '.[local]'")
+        build_chat_model(spec, context.base_url, context.llm_timeout)

@@ -34,13 +34,14 @@ def context_from_args(args: argparse.Namespace, **overrides: Any) -> Context:
 @contextmanager
 def llm_session(args: argparse.Namespace, latency: float | None = None) -> Iterator[tuple[Context, Any]]:
     """Yield the run's context and, for `--llm sim`, the running simulator (stopped after)."""
-    from agents.backends import check_backend, enable_llm_cache
+    from agents.backends import check_backend, enable_llm_cache, preflight
 
     check_backend(args.llm)
     if args.llm_cache:
         enable_llm_cache(args.llm_cache)
     context = context_from_args(args)
     if args.llm != "sim":
+        preflight(context)
         yield context, None
         return
     from bench.sim_server import SimServer
@@ -54,4 +55,5 @@ def llm_session(args: argparse.Namespace, latency: float | None = None) -> Itera
     )
     with server:
         context.base_url = server.base_url
+        preflight(context)
         yield context, server
