@@ -152,11 +152,10 @@ def score_embedding(
     """Cosine between the mean embedding of the recent history and each item."""
     if not history:
         return popularity_scores(env, items)
-    vectors = env.item_vectors()
+    from graphs.common import profile_vector
+
     recent = history[-ctx.recent_items :] if ctx.recent_items > 0 else history
-    profile = vectors[[env.item_index[i] for i in recent]].mean(axis=0)
-    profile /= np.linalg.norm(profile) or 1.0
-    return vectors[[env.item_index[i] for i in items]] @ profile
+    return env.item_vectors()[[env.item_index[i] for i in items]] @ profile_vector(env, recent)
 
 
 SCORERS: dict[str, tuple[Scorer, str]] = {
