@@ -114,11 +114,16 @@ class Effect(BaseModel):
             raise ValueError("a boost adds to the whole score; its target must be 'score'")
         return self
 
+    def decay_rate(self) -> float:
+        """Decay rate per unit of `feature` (ln 2 / half_life); 0 for other effect types."""
+        if self.type != "decay":
+            return 0.0
+        return self.rate if self.rate is not None else math.log(2) / self.half_life  # type: ignore[operator]
+
     def factor(self, features: Mapping[str, float]) -> float:
         """This effect's multiplicative factor (or addend, for a boost) for one neighbour."""
         if self.type == "decay":
-            rate = self.rate if self.rate is not None else math.log(2) / self.half_life  # type: ignore[operator]
-            return math.exp(-rate * float(features[self.feature]))  # type: ignore[index]
+            return math.exp(-self.decay_rate() * float(features[self.feature]))  # type: ignore[index]
         slope = self.coef * float(features[self.feature]) if self.feature else 0.0
         value = float(self.value) + slope  # type: ignore[arg-type]
         return value if self.type == "boost" else max(value, 0.0)
@@ -220,21 +225,10 @@ def _compile(rule_set: RuleSet) -> list[tuple[Any, ...]]:
             if len(kinds) > 1:
                 continue  # a user-only rule with an item-only effect never fires
             conds = tuple((_OPS[c.op], _COL[c.feature], c.value) for c in (*rule.when, *effect.when))
-            dest = (
-                -2
-                if effect.type == "boost"
-                else -1
-                if effect.target == "score"
-                else terms.index(effect.target)
-            )
-            program.append((conds, kinds.pop() if kinds else "any", effect, _rate(effect), dest))
+            dest = -1 if effect.target == "score" else terms.index(effect.target)
+            dest = -2 if effect.type == "boost" else dest
+            program.append((conds, kinds.pop() if kinds else "any", effect, effect.decay_rate(), dest))
     return program
-
-
-def _rate(effect: Effect) -> float:
-    if effect.type != "decay":
-        return 0.0
-    return effect.rate if effect.rate is not None else math.log(2) / effect.half_life  # type: ignore[operator]
 
 
 def score_neighbours(

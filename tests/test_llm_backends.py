@@ -70,3 +70,25 @@ def test_local_smollm2_ranks_end_to_end() -> None:
     usage = output["usage"][0]
     assert usage["calls"] >= 1 and usage["input_tokens"] > 50 and not usage["tokens_estimated"]
     assert usage["source"] in ("llm", "fallback") and usage["model"] == "local"
+
+
+def test_sqlite_llm_cache_replays_without_requests(tmp_path: Path) -> None:
+    from langchain_core.globals import set_llm_cache
+
+    from agents.backends import enable_llm_cache
+    from bench.sim_server import SimServer
+    from graphs.llm_baselines import vanilla_llm_graph
+    from state.context import Context
+
+    request = {"user_id": "7", "candidates": ["50", "181", "1", "2", "3"]}
+    enable_llm_cache(str(tmp_path / "llm-cache.sqlite"))
+    try:
+        with SimServer() as server:
+            context = Context(llm="sim", base_url=server.base_url)
+            first = vanilla_llm_graph.invoke(request, context=context)
+            served = server.stats()["requests"]
+            again = vanilla_llm_graph.invoke(request, context=context)
+            assert served == 1 and server.stats()["requests"] == 1  # replayed from SQLite
+            assert again["ranking"] == first["ranking"]
+    finally:
+        set_llm_cache(None)
