@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -145,14 +146,23 @@ def recommend(args: argparse.Namespace) -> int:
     with llm_session(args) as (context, _):
         context.top_k = args.top_k
         output = get_graph(method).invoke(request, context=context)
-    table = Table(title=f"{method} for user {args.user} · {describe_backend(args.llm)}")
-    for column in ("rank", "item", "title", "score", "why"):
-        table.add_column(column)
     scores, rationales = output.get("scores") or {}, output.get("rationales") or {}
+    columns = ["rank", "item", "title", *(["score"] if scores else []), *(["why"] if rationales else [])]
+    trace = output.get("trace") or []
+    table = Table(
+        title=f"{method} for user {args.user} · {describe_backend(args.llm)}",
+        caption=escape(f"{trace[-1]['role']}: {trace[-1]['content']}") if trace else None,
+        min_width=100,
+    )
+    for column in columns:
+        table.add_column(column)
     for rank, item in enumerate(output["ranking"], start=1):
         marker = " ← held-out target" if item == target else ""
-        score = f"{scores[item]:.4f}" if item in scores else ""
-        title = env.dataset.items[item].title + marker
-        table.add_row(str(rank), item, title, score, rationales.get(item, ""))
+        row = [str(rank), item, env.dataset.items[item].title + marker]
+        if scores:
+            row.append(f"{scores[item]:.4f}" if item in scores else "")
+        if rationales:
+            row.append(rationales.get(item, ""))
+        table.add_row(*row)
     console.print(table)
     return 0
