@@ -252,12 +252,12 @@ class MemoryGraph:
             offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths)
             index = offsets + np.arange(lengths.sum())
             who, when = self.item_users[index], self.item_user_times[index]
-            keep = who != u
-            who, when = who[keep], when[keep]
-            order = np.lexsort((when, who))
-            who, when = who[order], when[order]
-            users, first, counts = np.unique(who, return_index=True, return_counts=True)
-            last = when[first + counts - 1]  # sorted by time within a user: the last is the latest
+            per_user = np.bincount(who, minlength=len(self.env.user_ids))
+            per_user[u] = 0
+            users = np.flatnonzero(per_user)
+            latest = np.full(per_user.size, -np.inf)
+            np.maximum.at(latest, who, when)
+            counts, last = per_user[users], latest[users]
         return Neighbourhood(
             user_id=user_id,
             item_ids=[self.env.item_ids[i] for i in items],
