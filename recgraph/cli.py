@@ -55,6 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
     datasets = commands.add_parser("datasets", help="list datasets with statistics")
     datasets.add_argument("paths", nargs="*", help="extra dataset paths to describe")
 
+    memrec = commands.add_parser("memrec", help="MemRec tools: `memrec rules` writes curation rules")
+    memrec.add_argument("action", choices=["rules"])
+    memrec.add_argument("--out", default=None, help="where to save the rule set (JSON)")
+    add_dataset_options(memrec)
+
     recommend = commands.add_parser("recommend", help="one user's ranked list")
     recommend.add_argument("--method", required=True)
     recommend.add_argument("--user", required=True)
@@ -77,13 +82,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from agents.backends import check_backend
     from bench.errors import RecgraphError
-    from recgraph import commands
+    from recgraph import commands, memrec_command
     from state.contract import InvalidRecInput
 
     handlers = {
         "bench": commands.bench_or_perf,
         "datasets": commands.datasets,
         "recommend": commands.recommend,
+        "memrec": memrec_command.memrec,
     }
     try:
         if hasattr(args, "llm"):
