@@ -3,7 +3,9 @@
 For each method, one recommendation graph invocation per user runs against the
 simulated server with a fixed per-call latency L, at concurrency C. Reported per method:
 - overhead_ms_per_user: wall time of an invocation minus the time in which at least one
-  of its LLM calls was in flight (steady state: resources are loaded by a warm-up pass);
+  of its LLM calls was in flight (steady state: resources are loaded by a warm-up pass),
+  at concurrency C (includes waiting for the CPU behind other users) and, as
+  overhead_ms_per_user_alone, for users run one at a time (the pure per-user cost);
 - critical_path_depth: the longest chain of dependent LLM calls;
 - throughput_users_per_s against the ideal C / (depth · L), and their ratio;
 - input tokens and LLM calls per user.
@@ -37,6 +39,12 @@ def busy_time(intervals: Sequence[tuple[float, float]]) -> float:
     return total
 
 
+def overhead_of(seconds: float, output: dict[str, Any]) -> float:
+    """An invocation's wall time minus the time any of its LLM calls was in flight."""
+    intervals = [tuple(i) for r in output.get("usage") or [] for i in r["intervals"]]
+    return seconds - busy_time(intervals)
+
+
 async def _timed_batch(
     method: str, cases: Sequence[EvalCase], scenario: str, context: Context, concurrency: int
 ) -> tuple[float, list[tuple[float, dict[str, Any]]]]:
@@ -60,12 +68,12 @@ def measure_method(
     """Warm up, then time one invocation per case; returns the perf.json entry."""
     warmup = list(cases[: max(1, min(len(cases), concurrency))])
     asyncio.run(_timed_batch(method, warmup, scenario, context, concurrency))
+    _, alone = asyncio.run(_timed_batch(method, warmup[:8], scenario, context, 1))
     wall, results = asyncio.run(_timed_batch(method, cases, scenario, context, concurrency))
     overheads, depths, tokens, calls = [], [], [], []
     for seconds, output in results:
+        overheads.append(overhead_of(seconds, output))
         records = output.get("usage") or []
-        intervals = [tuple(i) for r in records for i in r["intervals"]]
-        overheads.append(seconds - busy_time(intervals))
         depths.append(critical_path_depth(records))
         tokens.append(sum(r["input_tokens"] for r in records))
         calls.append(sum(r["calls"] for r in records))
@@ -75,6 +83,7 @@ def measure_method(
     ideal = concurrency / (depth * latency) if depth and latency > 0 else math.inf
     return {
         "overhead_ms_per_user": 1000 * math.fsum(overheads) / users,
+        "overhead_ms_per_user_alone": 1000 * math.fsum(overhead_of(*r) for r in alone) / len(alone),
         "critical_path_depth": depth,
         "throughput_users_per_s": throughput,
         "ideal_users_per_s": ideal,

@@ -24,8 +24,12 @@ def perf(args: argparse.Namespace) -> int:
         raise ProtocolError("--latency must be >= 0 and --concurrency >= 1")
     methods = parse_methods(args.methods)
     protocol = Protocol(
-        dataset=args.dataset, candidates=args.candidates, seed=args.seed,
-        scenario=args.scenario, users=args.users, llm="sim",
+        dataset=args.dataset,
+        candidates=args.candidates,
+        seed=args.seed,
+        scenario=args.scenario,
+        users=args.users,
+        llm="sim",
     )
     cases = plan_cases(get_environment(args.dataset), protocol)
     args.llm, args.faults = "sim", 0.0
@@ -48,8 +52,16 @@ def perf(args: argparse.Namespace) -> int:
 def perf_table(report: dict) -> Table:
     """perf.json as a console table."""
     table = Table(title=f"bench perf · latency {report['latency_s']} s · concurrency {report['concurrency']}")
-    columns = ("overhead_ms_per_user", "critical_path_depth", "throughput_users_per_s",
-               "ideal_users_per_s", "efficiency", "input_tokens_per_user", "llm_calls_per_user")
+    columns = (
+        "overhead_ms_per_user",
+        "overhead_ms_per_user_alone",
+        "critical_path_depth",
+        "throughput_users_per_s",
+        "ideal_users_per_s",
+        "efficiency",
+        "input_tokens_per_user",
+        "llm_calls_per_user",
+    )
     table.add_column("method", no_wrap=True)
     for column in columns:
         table.add_column(column.replace("_per_", "/").replace("_", " "), justify="right")
