@@ -64,8 +64,8 @@ class LocalChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         payload = [{"role": ROLE_NAMES.get(m.type, "user"), "content": str(m.content)} for m in messages]
-        llama = load_llama()
-        with _llama_lock:  # a llama.cpp context is not safe to share between threads
+        with _llama_lock:  # loading and calling llama.cpp are not safe from several threads
+            llama = load_llama()
             response = llama.create_chat_completion(
                 messages=payload,
                 response_format=kwargs.get("response_format"),

@@ -41,6 +41,11 @@ METHODS: dict[str, MethodSpec] = {
     "vanilla_rag": MethodSpec(
         "graphs.llm_baselines", "vanilla_rag_graph", "llm", "LLM ranking with retrieved history"
     ),
+    "arag": MethodSpec("graphs.arag", "graph", "llm", "ARAG: UUA ∥ NLI → CSA → IRA blackboard agents"),
+    "arag_no_nli": MethodSpec("graphs.arag", "arag_no_nli_graph", "llm", "ARAG without NLI"),
+    "arag_no_nli_csa": MethodSpec(
+        "graphs.arag", "arag_no_nli_csa_graph", "llm", "ARAG without NLI and CSA"
+    ),
 }
 """Method name -> spec; `all` means every entry, in this order."""
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import TypedDict
+
+from typing_extensions import TypedDict
 
 
 class BlackboardMessage(TypedDict):

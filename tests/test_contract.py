@@ -15,9 +15,11 @@ def test_ranking_is_a_permutation_of_the_candidates(method: str) -> None:
     assert sorted(output["ranking"]) == sorted(CANDIDATES)
     if METHODS[method].kind == "classic":
         assert set(output["scores"]) == set(CANDIDATES)
-    else:  # heuristic backend: the agent's fallback answered, and says so
-        assert output["usage"][0]["source"] == "heuristic" and output["usage"][0]["calls"] == 0
-    assert [m["role"] for m in output["trace"]] == ["validate_input", f"{method}_ranker"]
+        assert [m["role"] for m in output["trace"]] == ["validate_input", f"{method}_ranker"]
+    else:  # heuristic backend: every agent's fallback answered, and says so
+        assert output["usage"] and all(u["source"] == "heuristic" for u in output["usage"])
+        assert sum(u["calls"] for u in output["usage"]) == 0
+        assert output["trace"][0]["role"] == "validate_input" and len(output["trace"]) >= 2
     assert {"id", "role", "content", "score", "timestamp"} <= set(output["trace"][0])
 
 
