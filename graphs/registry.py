@@ -46,6 +46,13 @@ METHODS: dict[str, MethodSpec] = {
     "arag_no_nli_csa": MethodSpec(
         "graphs.arag", "arag_no_nli_csa_graph", "llm", "ARAG without NLI and CSA"
     ),
+    "memrec": MethodSpec("graphs.memrec", "graph", "llm", "MemRec: curate, synthesise facets, rerank"),
+    "memrec_no_read": MethodSpec(
+        "graphs.memrec", "memrec_no_read_graph", "llm", "MemRec without collaborative read"
+    ),
+    "memrec_no_llm_rules": MethodSpec(
+        "graphs.memrec", "memrec_no_llm_rules_graph", "llm", "MemRec with the generic curation rules"
+    ),
 }
 """Method name -> spec; `all` means every entry, in this order."""
 

@@ -1,0 +1,225 @@
+"""MemRec (collaborative memory-augmented agentic recommender) as a LangGraph state machine.
+
+    START -> validate_input -> curate -> synthesise -> rerank -> END
+
+- curate (no LLM): candidate-aware features over the 1- and 2-hop neighbourhood, scored with the
+  domain rule set, top `memrec_k` with user/item floors (agents/memrec_curation.py);
+- synthesise (LM_Mem, role "mem"): N_f preference facets + support edges within tau tokens
+  (agents/memrec_synthesis.py);
+- rerank (LLM_Rec, role "rec", or the Vector configuration): per-candidate score and rationale
+  (agents/memrec_rerank.py).
+
+Ablations share the topology: `memrec_no_read_graph` reads no neighbours in Stage R (w/o Collab.
+Read); `memrec_no_llm_rules_graph` curates with the hand-set `generic` rules (w/o LLM Curation).
+Stage W (propagation) is not wired in yet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import END, START, StateGraph
+
+from agents.base import AgentResult, AgentTask, arun_agent, run_agent
+from agents.memrec_curation import Curated, curate, empty_curation, resolve_rule_set, rule_set_name
+from agents.memrec_rerank import rank_scores, rerank_task, vector_answer, vector_scores
+from agents.memrec_synthesis import synthesis_task
+from bench.environment import Environment, get_environment
+from bench.errors import RecgraphError
+from graphs.common import VALIDATE_NODE, current_context, dual_node, retrieve_candidates, validate_input
+from state.blackboard import post
+from state.context import Context
+from state.contract import RecInput, RecOutput
+from state.memory_graph import item_node, user_node
+from state.memrec_features import feature_index
+from state.memrec_rules import FEATURES
+from state.memrec_state import MemRecState
+
+RANKERS = ("llm", "vector")
+"""Values of `Context.memrec_ranker`."""
+
+
+def curated_from_state(env: Environment, records: list[dict[str, Any]]) -> Curated:
+    """Rebuild the `Curated` arrays from the records `curate` wrote to the state."""
+    if not records:
+        return empty_curation()
+    is_item = np.array([r["kind"] == "item" for r in records])
+    index = np.array(
+        [env.item_index[r["id"][2:]] if r["kind"] == "item" else env.user_index[r["id"][2:]] for r in records]
+    )
+    features = np.array([[r["features"][f] for f in FEATURES] for r in records], dtype=np.float64)
+    scores = np.array([r["score"] for r in records], dtype=np.float64)
+    return Curated([r["id"] for r in records], is_item, index, scores, features, len(records))
+
+
+def make_curate_node(use_read: bool | None, rules: str | None) -> Any:
+    """The curation node; `use_read`/`rules` (ablations) override the context when not None."""
+
+    def run(state: MemRecState, config: RunnableConfig) -> dict[str, Any]:
+        ctx = current_context()
+        env = get_environment(ctx.dataset)
+        index = feature_index(env)
+        update: dict[str, Any] = {}
+        candidates = state.get("candidates")
+        if state.get("retrieve_mode") or not candidates:
+            candidates = retrieve_candidates(env, state.get("history", []), ctx.top_k)
+            update["candidates"] = candidates
+        name = rules or rule_set_name(ctx, env)
+        read = ctx.memrec_use_read if use_read is None else use_read
+        if read:
+            rule_set = resolve_rule_set(ctx, env, name)
+            found = curate(
+                index,
+                rule_set,
+                state["user_id"],
+                candidates,
+                ctx.memrec_k,
+                ctx.memrec_min_users,
+                ctx.memrec_min_items,
+                state.get("history"),
+            )
+        else:
+            found = empty_curation()
+        n_items = int(found.is_item.sum())
+        note = (
+            f"kept {len(found.node_ids)} of {found.pool} neighbours ({n_items} items, "
+            f"{len(found.node_ids) - n_items} users) with rules {name!r}"
+            if read
+            else "collaborative read disabled: no neighbours"
+        )
+        memory = index.graph.memory(user_node(state["user_id"]))[0]
+        return {
+            **update,
+            "rule_set": name,
+            "curated": found.as_records(),
+            "user_memory": memory,
+            "trace": [post("curate", note)],
+        }
+
+    async def arun(state: MemRecState, config: RunnableConfig) -> dict[str, Any]:
+        return run(state, config)
+
+    return dual_node("curate", run, arun)
+
+
+def _synthesis(state: MemRecState) -> tuple[AgentTask, Context, Any]:
+    ctx = current_context()
+    env = get_environment(ctx.dataset)
+    index = feature_index(env)
+    found = curated_from_state(env, state.get("curated", []))
+    candidates = state["candidates"]
+    nodes = [n for n, item in zip(found.node_ids, found.is_item, strict=True) if item]
+    memories = {node: text for node, (text, _) in index.graph.memories(nodes).items()}
+    task, shown = synthesis_task(
+        env,
+        index,
+        found,
+        state["user_id"],
+        state.get("user_memory", ""),
+        candidates,
+        memories,
+        ctx.memrec_facets,
+        ctx.memrec_token_budget,
+        state.get("history"),
+    )
+    return task, ctx, shown
+
+
+def _synthesis_update(result: AgentResult, shown: Any) -> dict[str, Any]:
+    answer, usage = result.output, result.usage
+    facets = [f.model_dump() for f in answer.facets]
+    edges = [e.model_dump(by_alias=True) for e in answer.support_edges]
+    top = "; ".join(f["facet"] for f in facets[:3]) or "none"
+    note = (
+        f"[{usage.source}] {len(facets)} facets ({top}); context {shown.tokens} tokens, "
+        f"{len(shown.shown)} neighbours shown, {shown.shortened} shortened, {shown.dropped} dropped"
+    )
+    return {
+        "facets": facets,
+        "support_edges": edges,
+        "context_tokens": shown.tokens,
+        "trace": [post("synthesise", note)],
+        "usage": [usage.as_dict()],
+    }
+
+
+def _synthesise(state: MemRecState, config: RunnableConfig) -> dict[str, Any]:
+    task, ctx, shown = _synthesis(state)
+    return _synthesis_update(run_agent(task, ctx, config), shown)
+
+
+async def _asynthesise(state: MemRecState, config: RunnableConfig) -> dict[str, Any]:
+    task, ctx, shown = _synthesis(state)
+    return _synthesis_update(await arun_agent(task, ctx, config), shown)
+
+
+def _rerank(state: MemRecState) -> tuple[AgentTask, Context, dict[str, float]]:
+    ctx = current_context()
+    if ctx.memrec_ranker not in RANKERS:
+        raise RecgraphError(f"memrec_ranker must be one of {', '.join(RANKERS)}, got {ctx.memrec_ranker!r}")
+    env = get_environment(ctx.dataset)
+    index = feature_index(env)
+    found = curated_from_state(env, state.get("curated", []))
+    candidates, facets, user = state["candidates"], state.get("facets", []), state["user_id"]
+    scores, parts = vector_scores(index, found, user, candidates, facets, state.get("history"))
+    fallback = vector_answer(candidates, scores, parts)
+    memories = {
+        node: text for node, (text, _) in index.graph.memories(item_node(c) for c in candidates).items()
+    }
+    instruction = state.get("instruction") or env.dataset.instructions.get(user)
+    task = rerank_task(env, candidates, instruction, state.get("user_memory", ""), facets, memories, fallback)
+    if ctx.memrec_ranker == "vector":
+        ctx = replace(ctx, rec_model="heuristic")
+    return task, ctx, {c: float(s) for c, s in zip(candidates, scores, strict=True)}
+
+
+def _rerank_update(state: MemRecState, result: AgentResult, vector: dict[str, float]) -> dict[str, Any]:
+    answer, usage = result.output, result.usage
+    scores = {entry.item_id: entry.score for entry in answer.scores}
+    ranking = rank_scores(state["candidates"], scores, vector)
+    note = f"[{usage.source}] top {', '.join(ranking[:3])} (score {scores[ranking[0]]:.2f})"
+    return {
+        "ranking": ranking,
+        "scores": scores,
+        "rationales": {entry.item_id: entry.rationale for entry in answer.scores},
+        "trace": [post("rerank", note, score=scores[ranking[0]])],
+        "usage": [usage.as_dict()],
+    }
+
+
+def _rerank_sync(state: MemRecState, config: RunnableConfig) -> dict[str, Any]:
+    task, ctx, vector = _rerank(state)
+    return _rerank_update(state, run_agent(task, ctx, config), vector)
+
+
+async def _rerank_async(state: MemRecState, config: RunnableConfig) -> dict[str, Any]:
+    task, ctx, vector = _rerank(state)
+    return _rerank_update(state, await arun_agent(task, ctx, config), vector)
+
+
+def build_memrec(use_read: bool | None = None, rules: str | None = None) -> StateGraph:
+    """The uncompiled MemRec graph; `use_read`/`rules` fix an ablation (None: from the Context)."""
+    builder = StateGraph(MemRecState, input_schema=RecInput, output_schema=RecOutput, context_schema=Context)
+    builder.add_node(VALIDATE_NODE, validate_input)
+    builder.add_node("curate", make_curate_node(use_read, rules))
+    builder.add_node("synthesise", dual_node("synthesise", _synthesise, _asynthesise))
+    builder.add_node("rerank", dual_node("rerank", _rerank_sync, _rerank_async))
+    builder.add_edge(START, VALIDATE_NODE)
+    builder.add_edge(VALIDATE_NODE, "curate")
+    builder.add_edge("curate", "synthesise")
+    builder.add_edge("synthesise", "rerank")
+    builder.add_edge("rerank", END)
+    return builder
+
+
+builder = build_memrec()
+"""The full MemRec graph, uncompiled."""
+graph = builder.compile(name="memrec")
+"""MemRec: curate -> synthesise -> rerank."""
+memrec_no_read_graph = build_memrec(use_read=False).compile(name="memrec_no_read")
+"""Ablation w/o Collab. Read: Stage R sees only the user's own memory."""
+memrec_no_llm_rules_graph = build_memrec(rules="generic").compile(name="memrec_no_llm_rules")
+"""Ablation w/o LLM Curation: the hand-set generic rule set."""

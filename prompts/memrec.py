@@ -1,0 +1,61 @@
+"""Prompts of MemRec's two LLM stages, in our own words after the paper's structure.
+
+Stage R (LM_Mem, role "mem") distils the user's memory and the curated neighbours into preference
+facets; Stage ReRank (LLM_Rec, role "rec") scores each candidate against those facets. Candidate
+lists come last in the user message, under the shared "Candidates" header.
+"""
+
+from __future__ import annotations
+
+from langchain_core.prompts import ChatPromptTemplate
+
+SYNTHESIS_SYSTEM = (
+    "You manage the memory of a recommender system. From one user's own memory and short notes "
+    "on related users and items (their collaborative neighbours) you write down what the user "
+    "likes, as a few compact preference facets backed by evidence. Reply with a JSON object only."
+)
+
+SYNTHESIS = ChatPromptTemplate.from_messages(
+    [
+        ("system", SYNTHESIS_SYSTEM),
+        (
+            "human",
+            "Target user {user}. Their memory:\n{user_memory}\n\n"
+            "Curated neighbours (id, kind and a short note; most relevant first):\n{neighbours}\n\n"
+            "Write exactly {n_facets} distinct preference facets for this user. For each give "
+            "'facet' (a short phrase), 'confidence' (0 to 1: how well the memory and the neighbours "
+            "support it) and 'supporting_neighbors' (ids from the neighbour list only). Also give "
+            "'support_edges': links {{from, to, w}} between a neighbour id and {user} (or between "
+            "two neighbours) with strength w from 0 to 1. The candidates below are only context, "
+            "to keep the facets relevant to the decision at hand; do not rank them.\n\n"
+            "{candidates}",
+        ),
+    ]
+)
+"""Stage R synthesis: {user}, {user_memory}, {neighbours}, {n_facets}, {candidates}."""
+
+RERANK_SYSTEM = (
+    "You are the ranking component of a recommender system. You judge how well each candidate "
+    "item fits one user, using the user's request, preference facets distilled from their memory "
+    "and their collaborative neighbourhood, and what is known about each item. Reply with a JSON "
+    "object only."
+)
+
+RERANK = ChatPromptTemplate.from_messages(
+    [
+        ("system", RERANK_SYSTEM),
+        (
+            "human",
+            "User request: {instruction}\n\nUser memory:\n{user_memory}\n\n"
+            "Preference facets (confidence in brackets):\n{facets}\n\n"
+            "Give every candidate one entry in 'scores' with its 'item_id' (the id in square "
+            "brackets), a 'score' from 0 (poor fit) to 1 (excellent fit) and a one-sentence "
+            "'rationale' that cites the facets or the request. Use different scores for items "
+            "that fit differently.\n\n{candidates}",
+        ),
+    ]
+)
+"""Stage ReRank: {instruction}, {user_memory}, {facets}, {candidates} (candidate memories)."""
+
+NO_INSTRUCTION = "(none given; infer it from the memory and the facets)"
+"""What the request line says when the dataset has no instruction for the user."""
