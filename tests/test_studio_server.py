@@ -97,3 +97,13 @@ def test_bad_input_shows_the_same_message(server: int) -> None:
         },
     )
     assert "duplicate candidate item id '7'" in json.dumps(result)
+
+
+def test_agent_graphs_show_their_agents_as_nodes(server: int) -> None:
+    assistants = call(server, "/assistants/search", {"limit": 100})
+    by_graph = {a["graph_id"]: a["assistant_id"] for a in assistants}
+    drawn = call(server, f"/assistants/{by_graph['arag']}/graph")
+    nodes = {node["id"] for node in drawn["nodes"]}
+    assert {"recall", "user_understanding", "nli", "context_summary", "item_ranker"} <= nodes
+    drawn = call(server, f"/assistants/{by_graph['memrec']}/graph")
+    assert {"curate", "synthesise", "rerank"} <= {node["id"] for node in drawn["nodes"]}
