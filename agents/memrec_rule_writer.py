@@ -10,7 +10,8 @@ from pydantic import BaseModel, ConfigDict
 from agents.base import AgentTask, InvalidAnswer
 from bench.environment import Environment
 from prompts.memrec_rules import RULE_WRITER
-from state.memrec_rules import RuleSet, RuleSetError, domain_statistics, load_rule_set, rule_set_schema
+from state.memrec_rules import RuleSet, RuleSetError, load_rule_set, rule_set_schema
+from state.memrec_statistics import domain_statistics
 
 AGENT = "memrec_rule_writer"
 

@@ -2,7 +2,7 @@
 
 Used by the tests and by `recgraph bench perf` to measure orchestration overhead without a
 real model. Standard library only, so it starts fast; it always runs in its own process
-(`python -m bench.sim_server` or `SimServer`), never sharing the client's GIL.
+(`python -m bench.sim_server`, or `bench.sim_process.SimServer`), never sharing the client's GIL.
 
 Endpoints: `POST /v1/chat/completions` (json_schema response_format -> JSON content; tools ->
 one tool call; otherwise plain text), `GET /v1/models`, `GET /health`, `GET /stats`,
@@ -15,19 +15,13 @@ import argparse
 import hashlib
 import json
 import math
-import os
-import queue
 import random
 import signal
-import subprocess
 import sys
-import tempfile
 import threading
 import time
-import urllib.request
 from collections.abc import Iterable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 from bench.sim_schema import arrange_ids, count_id_arrays, extract_candidate_ids, fill_schema
@@ -35,7 +29,6 @@ from bench.sim_schema import arrange_ids, count_id_arrays, extract_candidate_ids
 __all__ = [
     "FAULT_KINDS",
     "ID_FAULTS",
-    "SimServer",
     "extract_candidate_ids",
     "fill_schema",
     "main",
@@ -358,103 +351,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     server.shutdown()
     server.server_close()
     return 0
-
-
-class SimServer:
-    """A simulated server in a child process (own session); use as a context manager.
-
-    `base_url` (ends in `/v1`) is what `ChatOpenAI(base_url=...)` takes.
-    """
-
-    def __init__(self, latency: float = 0.0, fault_rate: float = 0.0, faults: str | Iterable[str] = "all",
-                 timeout_delay: float = 3.0, seed: int = 0, host: str = "127.0.0.1") -> None:
-        """Store the options (validated now: unknown fault kinds raise ValueError)."""
-        self.faults = ",".join(parse_fault_kinds(faults))
-        self.latency, self.fault_rate, self.timeout_delay = latency, fault_rate, timeout_delay
-        self.seed, self.host = seed, host
-        self.process: subprocess.Popen[bytes] | None = None
-        self.base_url = ""
-
-    @property
-    def root_url(self) -> str:
-        """The server root (without `/v1`), where `/health` and `/stats` live."""
-        return self.base_url.removesuffix("/v1")
-
-    def start(self, ready_timeout: float = 30.0) -> SimServer:
-        """Spawn the server and wait for its READY line; raises RuntimeError if it dies or stalls."""
-        if self.process is not None:
-            raise RuntimeError("SimServer already started")
-        root = str(Path(__file__).resolve().parent.parent)
-        path = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
-        env = {**os.environ, "PYTHONPATH": path}
-        command = [sys.executable, "-m", "bench.sim_server", "--host", self.host, "--port", "0",
-                   "--latency", str(self.latency), "--fault-rate", str(self.fault_rate),
-                   "--faults", self.faults, "--timeout-delay", str(self.timeout_delay),
-                   "--seed", str(self.seed)]
-        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=self._stderr, env=env,
-                                        start_new_session=True)
-        lines: queue.Queue[bytes] = queue.Queue()
-        stdout = self.process.stdout
-        assert stdout is not None
-        threading.Thread(target=lambda: lines.put(stdout.readline()), daemon=True).start()
-        try:
-            line = lines.get(timeout=ready_timeout).decode().strip()
-        except queue.Empty:
-            self.stop()
-            raise RuntimeError(f"simulated server printed no READY line within {ready_timeout:g} s") from None
-        if not line.startswith("READY "):
-            code = self.process.wait(timeout=10) if self.process.poll() is None else self.process.returncode
-            self._stderr.seek(0)
-            err = self._stderr.read().decode(errors="replace").strip()
-            self.stop()
-            detail = err or line or "no output"
-            raise RuntimeError(f"simulated server exited (code {code}) before READY: {detail}")
-        self.base_url = line.split(" ", 1)[1]
-        return self
-
-    def _call(self, method: str, path: str) -> dict[str, Any]:
-        data = b"" if method == "POST" else None
-        request = urllib.request.Request(self.root_url + path, method=method, data=data)
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return json.loads(response.read())
-
-    def stats(self) -> dict[str, Any]:
-        """`GET /stats`: `{"requests": n, "served_ok": n, "faults": {kind: count}}`."""
-        return self._call("GET", "/stats")
-
-    def reset_stats(self) -> dict[str, Any]:
-        """`POST /stats/reset`: zero the counters; returns the zeroed stats."""
-        return self._call("POST", "/stats/reset")
-
-    def stop(self) -> None:
-        """SIGTERM the process group, wait up to 5 s, then SIGKILL; safe to call twice."""
-        process, self.process = self.process, None
-        if process is None:
-            return
-        for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
-            try:
-                os.killpg(process.pid, sig)
-            except ProcessLookupError:
-                break
-            try:
-                process.wait(timeout=wait)
-                break
-            except subprocess.TimeoutExpired:
-                continue
-        if process.poll() is None:
-            process.wait(timeout=5)
-        if process.stdout is not None:
-            process.stdout.close()
-        self._stderr.close()
-
-    def __enter__(self) -> SimServer:
-        """Start the server."""
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        """Stop the server."""
-        self.stop()
 
 
 if __name__ == "__main__":

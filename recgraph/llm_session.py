@@ -44,7 +44,7 @@ def llm_session(args: argparse.Namespace, latency: float | None = None) -> Itera
         preflight(context)
         yield context, None
         return
-    from bench.sim_server import SimServer
+    from bench.sim_process import SimServer
 
     server = SimServer(
         latency=args.sim_latency if latency is None else latency,

@@ -18,7 +18,6 @@ import math
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from statistics import median
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -27,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from bench.errors import RecgraphError
 
 if TYPE_CHECKING:
-    from bench.environment import Environment
+    pass
 
 Feature = Literal[
     "edge_weight", "recency_days", "co_interaction_count", "metadata_overlap_score", "memory_similarity_score"
@@ -316,30 +315,3 @@ def load_rule_set(source: str | Path | Mapping[str, Any]) -> RuleSet:
 def rule_set_schema() -> dict[str, Any]:
     """The JSON Schema of a rule set (what LM_Mem is asked to produce)."""
     return RuleSet.model_json_schema()
-
-
-def domain_statistics(env: Environment) -> dict[str, Any]:
-    """Statistics of a dataset's training split that LM_Mem reads before writing rules."""
-    lengths = [len(case.history) for case in env.cases.values()]
-    counts: dict[str, int] = {}
-    n_train = 0
-    for case in env.cases.values():
-        for e in case.history:
-            n_train += 1
-            for category in env.dataset.items[e.item_id].categories:
-                counts[category] = counts.get(category, 0) + 1
-    total = sum(counts.values()) or 1
-    top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:10]
-    times = [e.timestamp for e in env.dataset.interactions]
-    users, items = len(env.user_ids), len(env.item_ids)
-    return {
-        "dataset": env.dataset.name,
-        "users": users,
-        "items": items,
-        "train_interactions": n_train,
-        "interaction_density": env.train_matrix.nnz / (users * items) if users and items else 0.0,
-        "category_distribution": {name: round(c / total, 4) for name, c in top},
-        "mean_history_length": float(np.mean(lengths)) if lengths else 0.0,
-        "median_history_length": float(median(lengths)) if lengths else 0.0,
-        "time_span_days": (max(times) - min(times)) / 86400 if times and env.dataset.has_time else None,
-    }

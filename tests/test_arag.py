@@ -21,7 +21,7 @@ from agents.arag_signals import fused_scores, heuristic_nli, session_similarity
 from agents.usage import critical_path_depth
 from bench.environment import get_environment
 from bench.protocol import Protocol, plan_cases
-from bench.sim_server import SimServer
+from bench.sim_process import SimServer
 from graphs.arag import arag_no_nli_csa_graph, arag_no_nli_graph, build_arag, graph
 from state.context import Context
 from tests.fakes import install

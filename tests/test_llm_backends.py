@@ -76,7 +76,7 @@ def test_sqlite_llm_cache_replays_without_requests(tmp_path: Path) -> None:
     from langchain_core.globals import set_llm_cache
 
     from agents.backends import enable_llm_cache
-    from bench.sim_server import SimServer
+    from bench.sim_process import SimServer
     from graphs.llm_baselines import vanilla_llm_graph
     from state.context import Context
 

@@ -210,7 +210,7 @@ def test_users_without_training_history_and_retrieve_mode(tiny_dataset_dir: Path
 
 
 def test_simulated_endpoint_has_critical_path_depth_two() -> None:
-    from bench.sim_server import SimServer
+    from bench.sim_process import SimServer
 
     with SimServer() as server:
         context = Context(llm="sim", base_url=server.base_url)

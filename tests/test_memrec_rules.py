@@ -15,13 +15,13 @@ from bench.environment import get_environment
 from state.memrec_rules import (
     FEATURES,
     RuleSetError,
-    domain_statistics,
     load_rule_set,
     rule_set_schema,
     score_neighbour,
     score_neighbours,
     shipped_rule_sets,
 )
+from state.memrec_statistics import domain_statistics
 
 
 def features(

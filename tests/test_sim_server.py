@@ -22,7 +22,8 @@ import pytest
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field
 
-from bench.sim_server import FAULT_KINDS, SimServer, extract_candidate_ids, fill_schema
+from bench.sim_process import SimServer
+from bench.sim_server import FAULT_KINDS, extract_candidate_ids, fill_schema
 
 REPO = Path(__file__).resolve().parent.parent
 IDS = ["i10", "i20", "i30", "i40", "i50"]
