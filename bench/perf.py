@@ -20,11 +20,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from langchain_core.runnables import RunnableLambda
-
 from agents.usage import critical_path_depth
 from bench.protocol import EvalCase
-from graphs.registry import get_graph
+from bench.runner import timed_invocation
 from state.context import Context
 
 
@@ -48,16 +46,10 @@ def overhead_of(seconds: float, output: dict[str, Any]) -> float:
 async def _timed_batch(
     method: str, cases: Sequence[EvalCase], scenario: str, context: Context, concurrency: int
 ) -> tuple[float, list[tuple[float, dict[str, Any]]]]:
-    graph = get_graph(method)
-
-    async def invoke(case: EvalCase) -> tuple[float, dict[str, Any]]:
-        started = time.perf_counter()
-        output = await graph.ainvoke(case.request(scenario), context=context)
-        return time.perf_counter() - started, output
-
-    runner = RunnableLambda(invoke, name=f"perf:{method}")
+    runner = timed_invocation(method, scenario, context)
     started = time.perf_counter()
-    results = await runner.abatch(list(cases), config={"max_concurrency": concurrency})
+    timed = await runner.abatch(list(cases), config={"max_concurrency": concurrency})
+    results = [(seconds, output) for _, output, seconds in timed]
     return time.perf_counter() - started, results
 
 

@@ -8,16 +8,11 @@ from typing import Any
 
 from rich.table import Table
 
+from agents.backends import describe_backend
+
 HEADLINE = ("hit@1", "ndcg@5", "mrr", "avg_hr")
 """Metrics plotted in report.png."""
 COST_COLUMNS = ("llm_calls", "input_tokens", "output_tokens", "fallbacks", "repairs")
-
-
-def backend_label(llm: str) -> str:
-    """How a backend is named in every output: heuristic is never passed off as an LLM."""
-    from agents.backends import describe_backend
-
-    return describe_backend(llm)
 
 
 def metric_columns(methods: dict[str, dict[str, Any]]) -> list[str]:
@@ -63,7 +58,7 @@ def write_report_md(out: Path, dataset: str, protocol: dict[str, Any], methods: 
     """Write `<out>/report.md`."""
     text = (
         f"# recgraph bench — {dataset}\n\n"
-        f"- backend: {backend_label(protocol['llm'])}\n"
+        f"- backend: {describe_backend(protocol['llm'])}\n"
         f"- scenario: {protocol['scenario']}; candidates per user: {protocol['candidates']}; "
         f"users: {protocol['users']} requested; seed: {protocol['seed']}\n\n"
         f"{markdown_table(methods)}\n\n![headline metrics](report.png)\n"
@@ -92,7 +87,7 @@ def write_report_png(out: Path, dataset: str, protocol: dict[str, Any], methods:
     axes.set_ylim(0, 1)
     axes.set_title(
         f"{dataset} · {protocol['scenario']} · N={protocol['candidates']} · "
-        f"{backend_label(protocol['llm']).split(':')[0]}",
+        f"{describe_backend(protocol['llm']).split(':')[0]}",
         fontsize=9,
     )
     axes.legend(fontsize=8)
@@ -105,7 +100,7 @@ def write_report_png(out: Path, dataset: str, protocol: dict[str, Any], methods:
 
 def rich_table(dataset: str, protocol: dict[str, Any], methods: dict) -> Table:
     """The comparison table for the console."""
-    table = Table(title=f"{dataset} · {protocol['scenario']} · {backend_label(protocol['llm'])}")
+    table = Table(title=f"{dataset} · {protocol['scenario']} · {describe_backend(protocol['llm'])}")
     columns = [*metric_columns(methods), "users", "llm_calls", "fallbacks", "seconds_per_user"]
     table.add_column("method", no_wrap=True)
     for column in columns:

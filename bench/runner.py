@@ -56,6 +56,21 @@ def result_record(method: str, case: EvalCase, output: dict[str, Any], seconds: 
     }
 
 
+def timed_invocation(method: str, scenario: str, context: Context) -> RunnableLambda:
+    """A runnable mapping an `EvalCase` to (case, graph output, seconds the invocation took).
+
+    Batched with `max_concurrency`, it is how both `bench` and `bench perf` run a method.
+    """
+    graph = get_graph(method)
+
+    async def invoke(case: EvalCase) -> tuple[EvalCase, dict[str, Any], float]:
+        started = time.perf_counter()
+        output = await graph.ainvoke(case.request(scenario), context=context)
+        return case, output, time.perf_counter() - started
+
+    return RunnableLambda(invoke, name=f"bench:{method}")
+
+
 async def run_method(
     method: str,
     cases: Sequence[EvalCase],
@@ -66,17 +81,10 @@ async def run_method(
     on_progress: ProgressHook | None = None,
 ) -> None:
     """Run `method` on every case not already in the log, appending each as it finishes."""
-    graph = get_graph(method)
     finished = log.done(method)
     pending = [case for case in cases if case.user_id not in finished]
-
-    async def invoke(case: EvalCase) -> tuple[EvalCase, dict[str, Any], float]:
-        started = time.perf_counter()
-        output = await graph.ainvoke(case.request(protocol.scenario), context=context)
-        return case, output, time.perf_counter() - started
-
     count = 0
-    timed = RunnableLambda(invoke, name=f"bench:{method}")
+    timed = timed_invocation(method, protocol.scenario, context)
     config = {"max_concurrency": max(1, concurrency)}
     async for _, (case, output, seconds) in timed.abatch_as_completed(pending, config=config):
         log.append(result_record(method, case, output, seconds))
