@@ -11,8 +11,8 @@ from bench.data import Dataset
 
 
 def cache_root() -> Path:
-    """`$RECGRAPH_HOME`, else `~/.cache/recgraph`."""
-    root = Path(os.environ.get("RECGRAPH_HOME", Path.home() / ".cache" / "recgraph"))
+    """`$RECGRAPH_HOME` (when set and not empty), else `~/.cache/recgraph`."""
+    root = Path(os.environ.get("RECGRAPH_HOME") or Path.home() / ".cache" / "recgraph")
     root.mkdir(parents=True, exist_ok=True)
     return root
 

@@ -8,7 +8,9 @@ simulated server with a fixed per-call latency L, at concurrency C. Reported per
   overhead_ms_per_user_alone, for users run one at a time (the pure per-user cost);
 - critical_path_depth: the longest chain of dependent LLM calls;
 - throughput_users_per_s against the ideal C / (depth · L), and their ratio;
-- input tokens and LLM calls per user.
+- input tokens and LLM calls per user;
+- for MemRec methods, curation latency and tokens per stage incl. Stage W (bench/memrec_perf.py),
+  measured after the timed pass.
 """
 
 from __future__ import annotations
@@ -54,10 +56,18 @@ async def _timed_batch(
 
 
 def measure_method(
-    method: str, cases: Sequence[EvalCase], scenario: str, context: Context, concurrency: int,
+    method: str,
+    cases: Sequence[EvalCase],
+    scenario: str,
+    context: Context,
+    concurrency: int,
     latency: float,
 ) -> dict[str, Any]:
     """Warm up, then time one invocation per case; returns the perf.json entry."""
+    from graphs.registry import METHODS
+
+    spec = METHODS[method]
+    context = replace(context, **spec.overrides)
     warmup = list(cases[: max(1, min(len(cases), concurrency))])
     asyncio.run(_timed_batch(method, warmup, scenario, context, concurrency))
     _, alone = asyncio.run(_timed_batch(method, warmup[:8], scenario, context, 1))
@@ -73,7 +83,7 @@ def measure_method(
     depth = max(depths) if depths else 0
     throughput = users / wall
     ideal = concurrency / (depth * latency) if depth and latency > 0 else math.inf
-    return {
+    entry = {
         "overhead_ms_per_user": 1000 * math.fsum(overheads) / users,
         "overhead_ms_per_user_alone": 1000 * math.fsum(overhead_of(*r) for r in alone) / len(alone),
         "critical_path_depth": depth,
@@ -85,6 +95,11 @@ def measure_method(
         "wall_seconds": wall,
         "users": users,
     }
+    if spec.memory:
+        from bench.memrec_perf import memrec_extras
+
+        entry.update(memrec_extras(cases, scenario, context, concurrency, [o for _, o in results]))
+    return entry
 
 
 def perf_context(base: Context, base_url: str) -> Context:

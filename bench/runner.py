@@ -11,6 +11,7 @@ from typing import Any
 from langchain_core.runnables import RunnableLambda
 
 from agents.usage import summarise_usage
+from bench.memrec_warmup import prepare_memory_method
 from bench.metrics import mean_metrics, rank_of, user_metrics
 from bench.protocol import EvalCase, Protocol
 from bench.results_log import ResultsLog
@@ -144,9 +145,12 @@ def run_benchmark(
     on_progress: ProgressHook | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Run every method (resuming from the log) and return metrics per method."""
-    for method in methods:
-        asyncio.run(run_method(method, cases, protocol, log, concurrency, context, on_progress))
     wanted = {case.user_id for case in cases}
-    return {
-        method: method_metrics([r for u, r in log.done(method).items() if u in wanted]) for method in methods
-    }
+    results = {}
+    for method in methods:
+        method_context, stage_w = prepare_memory_method(method, cases, protocol, log, concurrency, context)
+        asyncio.run(run_method(method, cases, protocol, log, concurrency, method_context, on_progress))
+        results[method] = method_metrics([r for u, r in log.done(method).items() if u in wanted])
+        if stage_w is not None:
+            results[method]["stage_w"] = stage_w
+    return results

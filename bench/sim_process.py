@@ -28,8 +28,15 @@ class SimServer:
     `base_url` (ends in `/v1`) is what `ChatOpenAI(base_url=...)` takes.
     """
 
-    def __init__(self, latency: float = 0.0, fault_rate: float = 0.0, faults: str | Iterable[str] = "all",
-                 timeout_delay: float = 3.0, seed: int = 0, host: str = "127.0.0.1") -> None:
+    def __init__(
+        self,
+        latency: float = 0.0,
+        fault_rate: float = 0.0,
+        faults: str | Iterable[str] = "all",
+        timeout_delay: float = 3.0,
+        seed: int = 0,
+        host: str = "127.0.0.1",
+    ) -> None:
         """Store the options (validated now: unknown fault kinds raise ValueError)."""
         self.faults = ",".join(parse_fault_kinds(faults))
         self.latency, self.fault_rate, self.timeout_delay = latency, fault_rate, timeout_delay
@@ -49,13 +56,29 @@ class SimServer:
         root = str(Path(__file__).resolve().parent.parent)
         path = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
         env = {**os.environ, "PYTHONPATH": path}
-        command = [sys.executable, "-m", "bench.sim_server", "--host", self.host, "--port", "0",
-                   "--latency", str(self.latency), "--fault-rate", str(self.fault_rate),
-                   "--faults", self.faults, "--timeout-delay", str(self.timeout_delay),
-                   "--seed", str(self.seed)]
+        command = [
+            sys.executable,
+            "-m",
+            "bench.sim_server",
+            "--host",
+            self.host,
+            "--port",
+            "0",
+            "--latency",
+            str(self.latency),
+            "--fault-rate",
+            str(self.fault_rate),
+            "--faults",
+            self.faults,
+            "--timeout-delay",
+            str(self.timeout_delay),
+            "--seed",
+            str(self.seed),
+        ]
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=self._stderr, env=env,
-                                        start_new_session=True)
+        self.process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=self._stderr, env=env, start_new_session=True
+        )
         lines: queue.Queue[bytes] = queue.Queue()
         stdout = self.process.stdout
         assert stdout is not None

@@ -88,8 +88,9 @@ def _error(message: str, kind: str, code: str | None = None) -> dict[str, Any]:
 class _Simulator:
     """The state shared by all handler threads: configuration, fault RNG and counters."""
 
-    def __init__(self, latency: float, fault_rate: float, faults: tuple[str, ...], timeout_delay: float,
-                 seed: int) -> None:
+    def __init__(
+        self, latency: float, fault_rate: float, faults: tuple[str, ...], timeout_delay: float, seed: int
+    ) -> None:
         self.latency = latency
         self.fault_rate = fault_rate
         self.faults = faults
@@ -154,8 +155,11 @@ class _Simulator:
             error = _error("Rate limit reached for sim-model (simulated).", "requests", "rate_limit_exceeded")
             return 429, error, {"retry-after": "0"}
         if fault == "http_500":
-            return 500, _error("The server had an error while processing your request (simulated).",
-                               "server_error"), {}
+            return (
+                500,
+                _error("The server had an error while processing your request (simulated).", "server_error"),
+                {},
+            )
         if fault == "timeout":
             time.sleep(self.timeout_delay)
 
@@ -175,8 +179,11 @@ class _Simulator:
 
         message: dict[str, Any] = {"role": "assistant", "content": output, "refusal": None}
         if tool:
-            call = {"id": f"call_sim{serial:08x}", "type": "function",
-                    "function": {"name": tool, "arguments": output}}
+            call = {
+                "id": f"call_sim{serial:08x}",
+                "type": "function",
+                "function": {"name": tool, "arguments": output},
+            }
             message.update(content=None, tool_calls=[call])
         completion = _tokens(len(output))
         answer = {
@@ -185,8 +192,11 @@ class _Simulator:
             "created": int(time.time()),
             "model": body.get("model") or MODEL_ID,
             "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
-            "usage": {"prompt_tokens": _tokens(prompt_chars), "completion_tokens": completion,
-                      "total_tokens": _tokens(prompt_chars) + completion},
+            "usage": {
+                "prompt_tokens": _tokens(prompt_chars),
+                "completion_tokens": completion,
+                "total_tokens": _tokens(prompt_chars) + completion,
+            },
             "system_fingerprint": "sim",
         }
         return 200, answer, {}
@@ -194,8 +204,11 @@ class _Simulator:
     @staticmethod
     def _target(body: dict[str, Any], ids: list[str]) -> tuple[str | None, dict[str, Any] | None]:
         """Which tool to call (or None) and which schema the answer must satisfy (or None)."""
-        tools = [t["function"] for t in body.get("tools") or []
-                 if isinstance(t, dict) and isinstance(t.get("function"), dict)]
+        tools = [
+            t["function"]
+            for t in body.get("tools") or []
+            if isinstance(t, dict) and isinstance(t.get("function"), dict)
+        ]
         choice = body.get("tool_choice")
         fmt = body.get("response_format") or {}
         forced = isinstance(choice, dict) or choice == "required"
@@ -210,8 +223,10 @@ class _Simulator:
             return None, (fmt.get("json_schema") or {}).get("schema") or {"type": "object", "properties": {}}
         if fmt.get("type") == "json_object":
             if ids:
-                return None, {"type": "object", "properties": {"ranking": {"type": "array",
-                                                                           "items": {"type": "string"}}}}
+                return None, {
+                    "type": "object",
+                    "properties": {"ranking": {"type": "array", "items": {"type": "string"}}},
+                }
             return None, {"type": "object", "properties": {"answer": {"type": "string"}}}
         return None, None
 
@@ -300,9 +315,15 @@ class _Server(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-def make_server(host: str = "127.0.0.1", port: int = 0, latency: float = 0.0, fault_rate: float = 0.0,
-                faults: str | Iterable[str] = "all", timeout_delay: float = 3.0,
-                seed: int = 0) -> ThreadingHTTPServer:
+def make_server(
+    host: str = "127.0.0.1",
+    port: int = 0,
+    latency: float = 0.0,
+    fault_rate: float = 0.0,
+    faults: str | Iterable[str] = "all",
+    timeout_delay: float = 3.0,
+    seed: int = 0,
+) -> ThreadingHTTPServer:
     """Bind (not yet serving) a simulated server in this process; for `main` and debugging."""
     sim = _Simulator(latency, fault_rate, parse_fault_kinds(faults), timeout_delay, seed)
     handler = type("SimHandler", (_Handler,), {"sim": sim})
@@ -338,8 +359,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--latency and --timeout-delay must be >= 0")
     if not 0.0 <= args.fault_rate <= 1.0:
         parser.error("--fault-rate must be within [0, 1]")
-    server = make_server(args.host, args.port, args.latency, args.fault_rate, kinds, args.timeout_delay,
-                         args.seed)
+    server = make_server(
+        args.host, args.port, args.latency, args.fault_rate, kinds, args.timeout_delay, args.seed
+    )
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())

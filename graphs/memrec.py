@@ -11,7 +11,9 @@
 
 Ablations share the topology: `memrec_no_read_graph` reads no neighbours in Stage R (w/o Collab.
 Read); `memrec_no_llm_rules_graph` curates with the hand-set `generic` rules (w/o LLM Curation).
-Stage W (propagation) is not wired in yet.
+`memrec_no_write_graph` (w/o Collab. Write) has the same topology: the difference is that the
+benchmark runs no Stage W warm-up for it (graphs/memrec_write.py is Stage W; bench/memrec_warmup.py
+wires it into the protocol).
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ def make_curate_node(use_read: bool | None, rules: str | None) -> Any:
     def run(state: MemRecState, config: RunnableConfig) -> dict[str, Any]:
         ctx = current_context()
         env = get_environment(ctx.dataset)
-        index = feature_index(env)
+        index = feature_index(env, ctx.memrec_memory)
         update: dict[str, Any] = {}
         candidates = state.get("candidates")
         if state.get("retrieve_mode") or not candidates:
@@ -108,7 +110,7 @@ def make_curate_node(use_read: bool | None, rules: str | None) -> Any:
 def _synthesis(state: MemRecState) -> tuple[AgentTask, Context, Any]:
     ctx = current_context()
     env = get_environment(ctx.dataset)
-    index = feature_index(env)
+    index = feature_index(env, ctx.memrec_memory)
     found = curated_from_state(env, state.get("curated", []))
     candidates = state["candidates"]
     nodes = [n for n, item in zip(found.node_ids, found.is_item, strict=True) if item]
@@ -161,7 +163,7 @@ def _rerank(state: MemRecState) -> tuple[AgentTask, Context, dict[str, float]]:
     if ctx.memrec_ranker not in RANKERS:
         raise RecgraphError(f"memrec_ranker must be one of {', '.join(RANKERS)}, got {ctx.memrec_ranker!r}")
     env = get_environment(ctx.dataset)
-    index = feature_index(env)
+    index = feature_index(env, ctx.memrec_memory)
     found = curated_from_state(env, state.get("curated", []))
     candidates, facets, user = state["candidates"], state.get("facets", []), state["user_id"]
     scores, parts = vector_scores(index, found, user, candidates, facets, state.get("history"))
@@ -223,3 +225,5 @@ memrec_no_read_graph = build_memrec(use_read=False).compile(name="memrec_no_read
 """Ablation w/o Collab. Read: Stage R sees only the user's own memory."""
 memrec_no_llm_rules_graph = build_memrec(rules="generic").compile(name="memrec_no_llm_rules")
 """Ablation w/o LLM Curation: the hand-set generic rule set."""
+memrec_no_write_graph = build_memrec().compile(name="memrec_no_write")
+"""Ablation w/o Collab. Write: the full read path over memories Stage W never updated."""

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
 
@@ -22,6 +23,11 @@ class MethodSpec:
     """"classic" (no LLM) or "llm" (agents with an LLM policy and a fallback)."""
     summary: str
     """One line for help texts and reports."""
+    memory: str = ""
+    """MemRec memory graph use in the benchmark: "" none, "read" (its own graph, never written) or
+    "write" (its own graph; each user's warm-up interaction goes through Stage W before ranking)."""
+    overrides: dict[str, Any] = field(default_factory=dict)
+    """Context fields this method fixes (applied to its warm-up and ranking)."""
 
 
 METHODS: dict[str, MethodSpec] = {
@@ -43,15 +49,23 @@ METHODS: dict[str, MethodSpec] = {
     ),
     "arag": MethodSpec("graphs.arag", "graph", "llm", "ARAG: UUA ∥ NLI → CSA → IRA blackboard agents"),
     "arag_no_nli": MethodSpec("graphs.arag", "arag_no_nli_graph", "llm", "ARAG without NLI"),
-    "arag_no_nli_csa": MethodSpec(
-        "graphs.arag", "arag_no_nli_csa_graph", "llm", "ARAG without NLI and CSA"
+    "arag_no_nli_csa": MethodSpec("graphs.arag", "arag_no_nli_csa_graph", "llm", "ARAG without NLI and CSA"),
+    "memrec": MethodSpec(
+        "graphs.memrec", "graph", "llm", "MemRec: curate, synthesise facets, rerank; Stage W", "write"
     ),
-    "memrec": MethodSpec("graphs.memrec", "graph", "llm", "MemRec: curate, synthesise facets, rerank"),
     "memrec_no_read": MethodSpec(
-        "graphs.memrec", "memrec_no_read_graph", "llm", "MemRec without collaborative read"
+        "graphs.memrec", "memrec_no_read_graph", "llm", "MemRec without collaborative read", "write"
     ),
     "memrec_no_llm_rules": MethodSpec(
-        "graphs.memrec", "memrec_no_llm_rules_graph", "llm", "MemRec with the generic curation rules"
+        "graphs.memrec",
+        "memrec_no_llm_rules_graph",
+        "llm",
+        "MemRec with the generic curation rules",
+        "write",
+        {"memrec_rules": "generic"},
+    ),
+    "memrec_no_write": MethodSpec(
+        "graphs.memrec", "memrec_no_write_graph", "llm", "MemRec without collaborative write", "read"
     ),
 }
 """Method name -> spec; `all` means every entry, in this order."""

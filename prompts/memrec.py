@@ -1,7 +1,8 @@
 """Prompts of MemRec's two LLM stages, in our own words after the paper's structure.
 
 Stage R (LM_Mem, role "mem") distils the user's memory and the curated neighbours into preference
-facets; Stage ReRank (LLM_Rec, role "rec") scores each candidate against those facets. Candidate
+facets; Stage ReRank (LLM_Rec, role "rec") scores each candidate against those facets; Stage W
+(LM_Mem) writes one interaction into the user's, the item's and a few neighbours' memories. Candidate
 lists come last in the user message, under the shared "Candidates" header.
 """
 
@@ -59,3 +60,34 @@ RERANK = ChatPromptTemplate.from_messages(
 
 NO_INSTRUCTION = "(none given; infer it from the memory and the facets)"
 """What the request line says when the dataset has no instruction for the user."""
+
+WRITE_SYSTEM = (
+    "You maintain the long-term memory of a recommender system. When a user interacts with an "
+    "item you update, in one pass, what the system remembers about the user, about the item and "
+    "about a few closely related users and items, so later recommendations can use it. Keep every "
+    "memory short, factual and about tastes, not about this one event only. Reply with a JSON "
+    "object only."
+)
+
+WRITE = ChatPromptTemplate.from_messages(
+    [
+        ("system", WRITE_SYSTEM),
+        (
+            "human",
+            "User {user} just interacted with item {item}.\n\n"
+            "Current memory of {user}:\n{user_memory}\n\n"
+            "Current memory of {item}:\n{item_memory}\n\n"
+            "Related neighbours (id, kind and current memory; most relevant first):\n{neighbours}\n\n"
+            "Return 'user_memory': the user's memory rewritten to include what this interaction "
+            "says about their tastes (at most {memory_chars} characters); 'item_memory': the item's "
+            "memory rewritten to note what kind of user chose it (at most {memory_chars} "
+            "characters); and 'neighbor_updates': for at most {fanout} of the listed neighbours "
+            "whose memory should change, one entry with 'neighbor_id' (an id from the list), "
+            "'memory_update' (one sentence, at most {update_chars} characters, to add to that "
+            "neighbour's memory) and 'rationale' (why it is affected). Leave out neighbours this "
+            "interaction says nothing about.",
+        ),
+    ]
+)
+"""Stage W: {user}, {item}, {user_memory}, {item_memory}, {neighbours}, {memory_chars}, {fanout},
+{update_chars}."""

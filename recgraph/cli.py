@@ -41,7 +41,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = commands.add_parser("bench", help="compare methods on one protocol (or: bench perf)")
     bench.add_argument(
-        "mode", nargs="?", choices=["perf"], default=None,
+        "mode",
+        nargs="?",
+        choices=["perf"],
+        default=None,
         help="perf: overhead and throughput against the loopback LLM server",
     )
     bench.add_argument("--latency", type=float, default=0.2, help="perf: seconds per LLM answer")
@@ -55,9 +58,18 @@ def build_parser() -> argparse.ArgumentParser:
     datasets = commands.add_parser("datasets", help="list datasets with statistics")
     datasets.add_argument("paths", nargs="*", help="extra dataset paths to describe")
 
-    memrec = commands.add_parser("memrec", help="MemRec tools: `memrec rules` writes curation rules")
-    memrec.add_argument("action", choices=["rules"])
-    memrec.add_argument("--out", default=None, help="where to save the rule set (JSON)")
+    memrec = commands.add_parser(
+        "memrec",
+        help="MemRec tools: `memrec rules` writes curation rules; `memrec feedback` runs Stage W on one "
+        "interaction",
+    )
+    memrec.add_argument("action", choices=["rules", "feedback"])
+    memrec.add_argument("--out", default=None, help="rules: where to save the rule set (JSON)")
+    memrec.add_argument("--user", default=None, help="feedback: the user who interacted")
+    memrec.add_argument("--item", default=None, help="feedback: the item they interacted with")
+    memrec.add_argument(
+        "--memory", default="", help="feedback: memory graph file (default: the dataset's own)"
+    )
     add_dataset_options(memrec)
 
     recommend = commands.add_parser("recommend", help="one user's ranked list")

@@ -45,8 +45,12 @@ def bench(args: argparse.Namespace) -> int:
 
     methods = parse_methods(args.methods)
     protocol = Protocol(
-        dataset=args.dataset, candidates=args.candidates, seed=args.seed,
-        scenario=args.scenario, users=args.users, llm=args.llm,
+        dataset=args.dataset,
+        candidates=args.candidates,
+        seed=args.seed,
+        scenario=args.scenario,
+        users=args.users,
+        llm=args.llm,
     )
     check_protocol(protocol)
     if args.concurrency < 1:
@@ -61,9 +65,7 @@ def bench(args: argparse.Namespace) -> int:
         f"scenario {protocol.scenario}, backend: {describe_backend(protocol.llm)}"
     )
     with llm_session(args) as (context, server), progress_bar() as progress:
-        tasks = {
-            m: progress.add_task(m, total=len(cases), completed=len(log.done(m))) for m in methods
-        }
+        tasks = {m: progress.add_task(m, total=len(cases), completed=len(log.done(m))) for m in methods}
         resumed = {m: len(log.done(m)) for m in methods}
 
         def advance(method: str, count: int) -> None:
@@ -86,8 +88,13 @@ def bench(args: argparse.Namespace) -> int:
 def progress_bar() -> Progress:
     """A rich progress bar with ETA, one row per method."""
     return Progress(
-        TextColumn("{task.description:>14}"), BarColumn(), MofNCompleteColumn(),
-        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=console,
+        TextColumn("{task.description:>14}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=console,
     )
 
 

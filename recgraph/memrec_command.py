@@ -1,4 +1,5 @@
-"""`recgraph memrec rules`: LM_Mem writes, validates and saves a domain's curation rules."""
+"""`recgraph memrec rules`: LM_Mem writes, validates and saves a domain's curation rules.
+`recgraph memrec feedback`: Stage W on one interaction, applied before the command returns."""
 
 from __future__ import annotations
 
@@ -10,6 +11,36 @@ from recgraph.commands import console
 
 def memrec(args: argparse.Namespace) -> int:
     """Dispatch `recgraph memrec <action>`."""
+    if args.action == "feedback":
+        return feedback(args)
+    return rules(args)
+
+
+def feedback(args: argparse.Namespace) -> int:
+    """Propagate one interaction (user, item) through Stage W, synchronously."""
+    from rich.markup import escape
+
+    from agents.backends import describe_backend
+    from bench.errors import RecgraphError
+    from graphs.memrec_write import graph
+    from recgraph.llm_session import llm_session
+
+    if not args.user or not args.item:
+        raise RecgraphError("memrec feedback needs --user and --item")
+    with llm_session(args) as (context, _):
+        context.memrec_write_mode = "sync"
+        context.memrec_memory = args.memory
+        output = graph.invoke({"user_id": args.user, "item_id": args.item}, context=context)
+    console.print(f"backend: {describe_backend(args.llm)}")
+    for message in output["trace"]:
+        console.print(escape(f"{message['role']}: {message['content']}"))
+    job = output["job"]
+    console.print(escape(f"new memory of u:{args.user}: {job['updates'][0]['text']}"))
+    return 0
+
+
+def rules(args: argparse.Namespace) -> int:
+    """LM_Mem writes the domain's curation rules; they are validated and saved."""
     from agents.backends import describe_backend
     from agents.base import run_agent
     from agents.memrec_rule_writer import rule_writer_task

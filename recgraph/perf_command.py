@@ -45,6 +45,9 @@ def perf(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     (out / "perf.json").write_text(json.dumps(report, indent=2) + "\n")
     console.print(perf_table(report))
+    for method, row in report["methods"].items():
+        if "tokens_per_user_by_stage" in row:
+            console.print(stage_table(method, row))
     console.print(f"wrote {out}/perf.json")
     return 0
 
@@ -68,4 +71,22 @@ def perf_table(report: dict) -> Table:
     for method, row in report["methods"].items():
         cells = [f"{row[c]:.3f}" if isinstance(row[c], float) else str(row[c]) for c in columns]
         table.add_row(method, *cells)
+    return table
+
+
+def stage_table(method: str, row: dict) -> Table:
+    """A MemRec method's curation latency and tokens per stage next to the paper's Table 8."""
+    table = Table(
+        title=f"{method}: curation {row['curation_ms_mean']:.2f} ms mean, {row['curation_ms_p95']:.2f} ms p95"
+        " per user; tokens per user by stage"
+    )
+    for column in ("stage", "input", "output", "paper input", "paper output"):
+        table.add_column(column, justify="right")
+    paper = row["paper_table_8_tokens"]
+    for stage, tokens in row["tokens_per_user_by_stage"].items():
+        ref = paper.get(stage, {})
+        table.add_row(
+            stage, f"{tokens['input']:.0f}", f"{tokens['output']:.0f}",
+            str(ref.get("input", "")), str(ref.get("output", "")),
+        )
     return table

@@ -49,9 +49,7 @@ class Context:
         default=0.0, metadata={"description": "Client-side rate limit for remote providers (0: none)."}
     )
     temperature: float = field(default=0.0, metadata={"description": "Sampling temperature."})
-    max_output_tokens: int = field(
-        default=512, metadata={"description": "Cap on tokens per LLM answer."}
-    )
+    max_output_tokens: int = field(default=512, metadata={"description": "Cap on tokens per LLM answer."})
     recency_items: int = field(
         default=5, metadata={"description": "recency_llm: how many recent interactions the prompt shows."}
     )
@@ -153,6 +151,24 @@ class Context:
     memrec_use_read: bool = field(
         default=True,
         metadata={"description": "MemRec: read curated neighbours in Stage R (False: w/o Collab. Read)."},
+    )
+    memrec_fanout_cap: int = field(
+        default=8,
+        metadata={"description": "MemRec Stage W: at most this many curated neighbours updated per write."},
+    )
+    memrec_write_mode: str = field(
+        default="background",
+        metadata={
+            "description": "MemRec Stage W: background (queue for the background writer and return), sync "
+            "(apply before returning; reproducible) or propose (return the job, apply nothing)."
+        },
+    )
+    memrec_memory: str = field(
+        default="",
+        metadata={
+            "description": "MemRec memory graph file (SQLite); empty: the dataset's default file "
+            "under RECGRAPH_HOME."
+        },
     )
 
 

@@ -10,6 +10,7 @@ done is skipped, so replays after a crash never apply twice.
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import queue
@@ -264,3 +265,21 @@ class MemoryWriter:
     ) -> None:
         """Drain and close."""
         self.close()
+
+
+_SHARED: dict[tuple[str, bool], MemoryWriter] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_writer(graph: MemoryGraph, synchronous: bool = False) -> MemoryWriter:
+    """The process-wide writer of `graph`'s file (background or synchronous), created on first use.
+
+    Background writers are drained and closed when the interpreter exits, so queued updates are
+    applied (and would anyway be resumed from the durable queue by the next writer)."""
+    key = (str(graph.path), synchronous)
+    with _SHARED_LOCK:
+        writer = _SHARED.get(key)
+        if writer is None:
+            writer = _SHARED[key] = MemoryWriter(graph, synchronous=synchronous)
+            atexit.register(writer.close)
+    return writer

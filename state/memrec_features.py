@@ -185,10 +185,11 @@ class FeatureIndex:
         return self.item_dist[rows].mean(axis=0) if rows else np.zeros(len(self.categories))
 
 
-def feature_index(env: Environment) -> FeatureIndex:
-    """The process-wide `FeatureIndex` of a dataset (built on first use)."""
-    graph = env.resource("memrec_graph", lambda: MemoryGraph.open(env))
-    return env.resource("memrec_features", lambda: FeatureIndex(env, graph))
+def feature_index(env: Environment, memory: str = "") -> FeatureIndex:
+    """The process-wide `FeatureIndex` of a dataset over the memory graph file `memory` (empty: the
+    dataset's default file), built on first use."""
+    graph = env.resource(f"memrec_graph:{memory}", lambda: MemoryGraph.open(env, memory or None))
+    return env.resource(f"memrec_features:{memory}", lambda: FeatureIndex(env, graph))
 
 
 def _own_edges(index: FeatureIndex, u: int, visible: Sequence[str] | None) -> tuple[np.ndarray, ...]:

@@ -116,3 +116,49 @@ def scores_json_schema(candidates: Sequence[str], rationale_chars: int = 160) ->
         "required": ["scores"],
         "additionalProperties": False,
     }
+
+
+class NeighbourUpdate(BaseModel):
+    """Stage W: what one curated neighbour should remember about the interaction."""
+
+    neighbor_id: str = Field(description="Id of one offered neighbour (e.g. i:50, u:7).")
+    memory_update: str = Field(description="One sentence to add to that neighbour's memory.")
+    rationale: str = Field(default="", description="Why this neighbour is affected.")
+
+
+class MemoryWrite(BaseModel):
+    """Stage W's answer: new user and item memories plus updates for chosen neighbours."""
+
+    user_memory: str = Field(description="The user's rewritten memory, including the new interaction.")
+    item_memory: str = Field(description="The item's rewritten memory, noting who chose it.")
+    neighbor_updates: list[NeighbourUpdate] = Field(
+        default_factory=list, description="Updates for at most fanout_cap of the offered neighbours."
+    )
+
+
+def write_json_schema(neighbour_ids: Sequence[str], memory_chars: int, update_chars: int) -> dict[str, Any]:
+    """`MemoryWrite` as a JSON schema: neighbour ids an enum of the offered ones, bounded lengths."""
+    ids = list(neighbour_ids)
+    return {
+        "type": "object",
+        "properties": {
+            "user_memory": {"type": "string", "minLength": 1, "maxLength": memory_chars},
+            "item_memory": {"type": "string", "minLength": 1, "maxLength": memory_chars},
+            "neighbor_updates": {
+                "type": "array",
+                "maxItems": len(ids),
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "neighbor_id": {"type": "string", "enum": ids} if ids else {"type": "string"},
+                        "memory_update": {"type": "string", "minLength": 1, "maxLength": update_chars},
+                        "rationale": {"type": "string", "maxLength": update_chars},
+                    },
+                    "required": ["neighbor_id", "memory_update", "rationale"],
+                    "additionalProperties": False,
+                },
+            },
+        },
+        "required": ["user_memory", "item_memory", "neighbor_updates"],
+        "additionalProperties": False,
+    }

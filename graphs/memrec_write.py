@@ -1,0 +1,209 @@
+"""MemRec Stage W (collaborative propagation) as a LangGraph state machine.
+
+    START -> validate_write -> select_neighbours -> propagate -> commit -> END
+
+- validate_write: the user and the item must exist in the context's dataset;
+- select_neighbours (no LLM): the interaction's curated neighbourhood (the item as the only
+  candidate), top `memrec_fanout_cap`, and the (text, version) of every node involved;
+- propagate (LM_Mem, role "mem"): ONE call returning new user and item memories and updates for
+  chosen neighbours (agents/memrec_write.py), with the deterministic memory edit as fallback;
+- commit: by `Context.memrec_write_mode` — `background` queues the job durably for the shared
+  background writer and returns at once (recommendation never waits for it), `sync` applies it
+  before returning (reproducible benchmarks), `propose` returns the job without applying it.
+
+Invoke with `{"user_id": ..., "item_id": ...}` (optionally `timestamp`, `job_id`); the same
+interaction always yields the same job id, so a replay is applied once.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import asdict
+from typing import Annotated, Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import END, START, StateGraph
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from typing_extensions import TypedDict
+
+from agents.base import AgentResult, arun_agent, run_agent
+from agents.memrec_curation import curate, resolve_rule_set
+from agents.memrec_write import write_job, write_job_id, write_task
+from bench.environment import get_environment
+from bench.errors import RecgraphError
+from graphs.common import current_context, describe_validation_error, dual_node
+from state.blackboard import BlackboardMessage, append_messages, post
+from state.context import Context
+from state.contract import InvalidRecInput
+from state.memory_graph import item_node, user_node
+from state.memory_writer import shared_writer
+from state.memrec_features import feature_index
+from state.memrec_schemas import MemoryWrite
+
+WRITE_MODES = ("background", "sync", "propose")
+"""Values of `Context.memrec_write_mode`."""
+
+
+class WriteInput(BaseModel):
+    """One interaction to propagate."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    user_id: str = Field(description="The user who interacted (an id of the context's dataset).")
+    item_id: str = Field(description="The item they interacted with.")
+    timestamp: float | None = Field(default=None, description="When; part of the job id.")
+    job_id: str | None = Field(default=None, description="Explicit job id (default: from the interaction).")
+
+
+class WriteOutput(TypedDict, total=False):
+    """What `memrec_write` returns."""
+
+    job_id: str
+    """The propagation job's id."""
+    status: str
+    """"queued" (background), "applied" (sync) or "proposed" (propose)."""
+    neighbours: list[str]
+    """Neighbours whose memory the job updates."""
+    job: dict[str, Any]
+    """The job itself (node updates), as stored in the writer's queue."""
+    trace: Annotated[list[BlackboardMessage], append_messages]
+    """Every node's blackboard posts, in order."""
+    usage: Annotated[list[dict[str, Any]], operator.add]
+    """The Stage W agent's usage record."""
+
+
+class WriteState(WriteOutput, total=False):
+    """Blackboard of `memrec_write`; each field has exactly one writer."""
+
+    user_id: str
+    """Input: the user."""
+    item_id: str
+    """Input: the item."""
+    timestamp: float | None
+    """Input: when the interaction happened."""
+    offered: list[str]
+    """Written by `select_neighbours`: the curated neighbours offered to LM_Mem (<= fanout_cap)."""
+    memories: dict[str, list[Any]]
+    """Written by `select_neighbours`: [text, version] of the user, the item and the offered nodes."""
+    proposal: dict[str, Any]
+    """Written by `propagate`: the validated `MemoryWrite`."""
+
+
+def _validate_write(state: WriteState, config: RunnableConfig) -> dict[str, Any]:
+    raw = {key: state[key] for key in WriteInput.model_fields if state.get(key) is not None}
+    try:
+        request = WriteInput.model_validate(raw)
+    except ValidationError as error:
+        raise InvalidRecInput(describe_validation_error(error).replace("RecInput", "WriteInput")) from None
+    ctx = current_context()
+    if ctx.memrec_write_mode not in WRITE_MODES:
+        raise RecgraphError(
+            f"memrec_write_mode must be one of {', '.join(WRITE_MODES)}, got {ctx.memrec_write_mode!r}"
+        )
+    env = get_environment(ctx.dataset)
+    env.require_user(request.user_id)
+    env.require_items([request.item_id])
+    job_id = request.job_id or write_job_id(
+        env.dataset.name, request.user_id, request.item_id, request.timestamp
+    )
+    note = f"interaction ({request.user_id}, {request.item_id}) -> job {job_id}"
+    return {**request.model_dump(), "job_id": job_id, "trace": [post("validate_write", note)]}
+
+
+def _select(state: WriteState, config: RunnableConfig) -> dict[str, Any]:
+    ctx = current_context()
+    env = get_environment(ctx.dataset)
+    index = feature_index(env, ctx.memrec_memory)
+    user, item, fanout = state["user_id"], state["item_id"], max(0, ctx.memrec_fanout_cap)
+    floor_users, floor_items = min(ctx.memrec_min_users, fanout // 2), min(ctx.memrec_min_items, fanout // 2)
+    found = curate(index, resolve_rule_set(ctx, env), user, [item], fanout + 1, floor_users, floor_items)
+    offered = [node for node in found.node_ids if node != item_node(item)][:fanout]
+    memories = index.graph.memories([user_node(user), item_node(item), *offered])
+    note = f"offered {len(offered)} of {found.pool} neighbours to LM_Mem"
+    return {
+        "offered": offered,
+        "memories": {node: [text, version] for node, (text, version) in memories.items()},
+        "trace": [post("select_neighbours", note)],
+    }
+
+
+async def _aselect(state: WriteState, config: RunnableConfig) -> dict[str, Any]:
+    return _select(state, config)
+
+
+def _task(state: WriteState) -> tuple[Any, Context]:
+    ctx = current_context()
+    env = get_environment(ctx.dataset)
+    index = feature_index(env, ctx.memrec_memory)
+    memories = {node: (text, version) for node, (text, version) in state["memories"].items()}
+    offered = state["offered"]
+    task = write_task(
+        env, index, state["user_id"], state["item_id"], offered, memories, ctx.memrec_fanout_cap
+    )
+    return task, ctx
+
+
+def _proposal(result: AgentResult[MemoryWrite]) -> dict[str, Any]:
+    answer, usage = result.output, result.usage
+    note = f"[{usage.source}] {len(answer.neighbor_updates)} neighbour updates"
+    return {"proposal": answer.model_dump(), "trace": [post("propagate", note)], "usage": [usage.as_dict()]}
+
+
+def _propagate(state: WriteState, config: RunnableConfig) -> dict[str, Any]:
+    task, ctx = _task(state)
+    return _proposal(run_agent(task, ctx, config))
+
+
+async def _apropagate(state: WriteState, config: RunnableConfig) -> dict[str, Any]:
+    task, ctx = _task(state)
+    return _proposal(await arun_agent(task, ctx, config))
+
+
+def _commit(state: WriteState, config: RunnableConfig) -> dict[str, Any]:
+    ctx = current_context()
+    answer = MemoryWrite.model_validate(state["proposal"])
+    memories = {node: (text, version) for node, (text, version) in state["memories"].items()}
+    job = write_job(state["job_id"], state["user_id"], state["item_id"], answer, memories)
+    status = "proposed"
+    if ctx.memrec_write_mode != "propose":
+        index = feature_index(get_environment(ctx.dataset), ctx.memrec_memory)
+        shared_writer(index.graph, synchronous=ctx.memrec_write_mode == "sync").submit(job)
+        status = "applied" if ctx.memrec_write_mode == "sync" else "queued"
+    neighbours = [u.neighbor_id for u in answer.neighbor_updates]
+    return {
+        "status": status,
+        "neighbours": neighbours,
+        "job": asdict(job),
+        "trace": [post("commit", f"job {job.job_id} {status}: user, item and {len(neighbours)} neighbours")],
+    }
+
+
+async def _acommit(state: WriteState, config: RunnableConfig) -> dict[str, Any]:
+    return _commit(state, config)
+
+
+def build_memrec_write() -> StateGraph:
+    """The uncompiled Stage W graph."""
+    builder = StateGraph(
+        WriteState, input_schema=WriteInput, output_schema=WriteOutput, context_schema=Context
+    )
+    builder.add_node("validate_write", dual_node("validate_write", _validate_write, _validate_write_async))
+    builder.add_node("select_neighbours", dual_node("select_neighbours", _select, _aselect))
+    builder.add_node("propagate", dual_node("propagate", _propagate, _apropagate))
+    builder.add_node("commit", dual_node("commit", _commit, _acommit))
+    builder.add_edge(START, "validate_write")
+    builder.add_edge("validate_write", "select_neighbours")
+    builder.add_edge("select_neighbours", "propagate")
+    builder.add_edge("propagate", "commit")
+    builder.add_edge("commit", END)
+    return builder
+
+
+async def _validate_write_async(state: WriteState, config: RunnableConfig) -> dict[str, Any]:
+    return _validate_write(state, config)
+
+
+builder = build_memrec_write()
+"""The Stage W graph, uncompiled."""
+graph = builder.compile(name="memrec_write")
+"""MemRec Stage W: validate -> select neighbours -> one LM_Mem call -> commit to the writer."""
