@@ -6,8 +6,9 @@ three parts in [0, 1]:
 - facet match: sum_f conf_f * m_f(c) / sum_f conf_f, where m_f(c) is 1/0 when the facet names
   dataset categories (does c have one of them) and otherwise the clipped MiniLM cosine between the
   facet text and the item;
-- embedding similarity: clipped cosine between c and the curation-weighted mean of the curated
-  item neighbours (the user's own recency-weighted items when nothing was curated);
+- embedding similarity: the mean of two clipped cosines of c, with the curation-weighted mean of
+  the curated item neighbours (the user's own recency-weighted items when nothing was curated)
+  and with the embedding of the user's current memory M_u (which Stage W keeps up to date);
 - collaborative signal: the mean of (a) the curation-weighted share of curated user neighbours
   who interacted with c and (b) the curation-weighted item-item co-occurrence cosine between the
   curated item neighbours and c, each divided by its maximum over the candidates.
@@ -19,7 +20,7 @@ score, then by the candidates' input order.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -96,6 +97,8 @@ def vector_scores(
     embedding = (
         np.clip(index.item_vectors[rows] @ profile, 0.0, 1.0) if profile is not None else np.zeros(len(rows))
     )
+    memory = index.user_vector(user_id, index.updated_vectors())
+    embedding = 0.5 * embedding + 0.5 * np.clip(index.item_vectors[rows] @ memory, 0.0, 1.0)
     by_users = (
         _share(np.asarray(index.x[users][:, rows].todense(), dtype=np.float64), user_w)
         if len(users)
@@ -179,10 +182,12 @@ def rerank_task(
     user_memory: str,
     facets: Sequence[dict],
     memories: dict[str, str],
-    fallback: CandidateScores,
+    fallback: Callable[[], CandidateScores],
+    fill: dict[str, float],
 ) -> AgentTask[CandidateScores]:
-    """The Stage ReRank agent task for one user; `fallback` is the Vector answer."""
-    fallback_scores = {entry.item_id: entry.score for entry in fallback.scores}
+    """The Stage ReRank agent task for one user: `fallback` computes the Vector answer (only when
+    it is needed: its facet match embeds free-text facets), `fill` scores candidates an answer
+    leaves out."""
     facet_lines = "\n".join(f"- {f['facet']} [{float(f['confidence']):.2f}]" for f in facets) or "(none)"
     messages = prompts.RERANK.format_messages(
         instruction=instruction or prompts.NO_INSTRUCTION,
@@ -192,8 +197,8 @@ def rerank_task(
     )
 
     def validate(answer: CandidateScores) -> tuple[CandidateScores, list[str]]:
-        return validate_scores(answer, candidates, fallback_scores)
+        return validate_scores(answer, candidates, fill)
 
     return AgentTask(
-        "rerank", "rec", messages, CandidateScores, validate, lambda: fallback, scores_json_schema(candidates)
+        "rerank", "rec", messages, CandidateScores, validate, fallback, scores_json_schema(candidates)
     )

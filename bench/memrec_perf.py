@@ -79,7 +79,11 @@ def stage_w_outputs(
     env = get_environment(context.dataset)
     requests = [r for case in cases if (r := warmup_interaction(env, case, scenario)) is not None]
     propose = replace(context, memrec_write_mode="propose")
-    runner = RunnableLambda(lambda request: graph.ainvoke(request, context=propose))
+
+    async def write(request: dict[str, Any]) -> dict[str, Any]:
+        return await graph.ainvoke(request, context=propose)
+
+    runner = RunnableLambda(write, name="stage_w:perf")
     return asyncio.run(runner.abatch(requests, config={"max_concurrency": concurrency}))
 
 

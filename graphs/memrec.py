@@ -38,6 +38,7 @@ from state.contract import RecInput, RecOutput
 from state.memory_graph import item_node, user_node
 from state.memrec_features import feature_index
 from state.memrec_rules import FEATURES
+from state.memrec_schemas import CandidateScores
 from state.memrec_state import MemRecState
 
 RANKERS = ("llm", "vector")
@@ -166,16 +167,24 @@ def _rerank(state: MemRecState) -> tuple[AgentTask, Context, dict[str, float]]:
     index = feature_index(env, ctx.memrec_memory)
     found = curated_from_state(env, state.get("curated", []))
     candidates, facets, user = state["candidates"], state.get("facets", []), state["user_id"]
-    scores, parts = vector_scores(index, found, user, candidates, facets, state.get("history"))
-    fallback = vector_answer(candidates, scores, parts)
+    history = state.get("history")
+    # Tie-break and fill-in scores skip the facet part, which embeds free-text facets (~40 ms).
+    quick, _ = vector_scores(index, found, user, candidates, [], history)
+    quick_scores = {c: float(s) for c, s in zip(candidates, quick, strict=True)}
+
+    def fallback() -> CandidateScores:
+        scores, parts = vector_scores(index, found, user, candidates, facets, history)
+        return vector_answer(candidates, scores, parts)
+
     memories = {
         node: text for node, (text, _) in index.graph.memories(item_node(c) for c in candidates).items()
     }
     instruction = state.get("instruction") or env.dataset.instructions.get(user)
-    task = rerank_task(env, candidates, instruction, state.get("user_memory", ""), facets, memories, fallback)
+    user_memory = state.get("user_memory", "")
+    task = rerank_task(env, candidates, instruction, user_memory, facets, memories, fallback, quick_scores)
     if ctx.memrec_ranker == "vector":
         ctx = replace(ctx, rec_model="heuristic")
-    return task, ctx, {c: float(s) for c, s in zip(candidates, scores, strict=True)}
+    return task, ctx, quick_scores
 
 
 def _rerank_update(state: MemRecState, result: AgentResult, vector: dict[str, float]) -> dict[str, Any]:

@@ -161,3 +161,20 @@ def test_warmup_writes_before_ranking_reproducibly_and_resumes(
     # The w/o Collab. Write ablation gets its own graph that nothing writes.
     untouched = warm(tiny_dataset_dir, tmp_path / "a", concurrency=2, method="memrec_no_write")
     assert all(version == 0 for _, version in memories(untouched).values())
+
+
+def test_perf_reports_memrec_depth_curation_latency_and_stage_tokens(tmp_path: Path) -> None:
+    from recgraph.cli import main
+
+    args = ["bench", "perf", "--methods", "memrec", "--dataset", "ml-100k", "--users", "6",
+            "--latency", "0.02", "--concurrency", "3", "--out", str(tmp_path)]  # fmt: skip
+    assert main(args) == 0
+    row = json.loads((tmp_path / "perf.json").read_text())["methods"]["memrec"]
+    # Stage W is off the recommendation path: synthesise -> rerank only.
+    assert row["critical_path_depth"] == 2 and row["llm_calls_per_user"] == 2
+    assert 0 < row["curation_ms_p50"] <= row["curation_ms_p95"]
+    stages = row["tokens_per_user_by_stage"]
+    assert set(stages) == {"synthesise", "rerank", "propagate"}
+    assert all(stage["input"] > 0 and stage["output"] > 0 for stage in stages.values())
+    expected = stages["synthesise"]["input"] + stages["rerank"]["input"]
+    assert row["input_tokens_per_user"] == pytest.approx(expected, abs=0.1)

@@ -107,3 +107,5 @@ def test_agent_graphs_show_their_agents_as_nodes(server: int) -> None:
     assert {"recall", "user_understanding", "nli", "context_summary", "item_ranker"} <= nodes
     drawn = call(server, f"/assistants/{by_graph['memrec']}/graph")
     assert {"curate", "synthesise", "rerank"} <= {node["id"] for node in drawn["nodes"]}
+    drawn = call(server, f"/assistants/{by_graph['memrec_write']}/graph")
+    assert {"select_neighbours", "propagate", "commit"} <= {node["id"] for node in drawn["nodes"]}
