@@ -152,7 +152,7 @@ def write_task(
     def fallback() -> MemoryWrite:
         return fallback_write(env, index, user_id, item_id, offered, memories)
 
-    schema = write_json_schema(offered, MEMORY_CHARS, UPDATE_CHARS)
+    schema = write_json_schema(offered)
     return AgentTask("propagate", "mem", messages, MemoryWrite, validate, fallback, schema)
 
 

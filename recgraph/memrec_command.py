@@ -34,6 +34,12 @@ def feedback(args: argparse.Namespace) -> int:
     console.print(f"backend: {describe_backend(args.llm)}")
     for message in output["trace"]:
         console.print(escape(f"{message['role']}: {message['content']}"))
+    usage = output["usage"][0]
+    console.print(
+        f"LM_Mem ({usage['source']}): calls {usage['calls']}, input tokens {usage['input_tokens']}, "
+        f"output tokens {usage['output_tokens']}, repairs {usage['repair_kinds'] or 0}, "
+        f"failed attempts {usage['errors'] or 0}"
+    )
     job = output["job"]
     console.print(escape(f"new memory of u:{args.user}: {job['updates'][0]['text']}"))
     return 0

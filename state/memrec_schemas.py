@@ -136,14 +136,17 @@ class MemoryWrite(BaseModel):
     )
 
 
-def write_json_schema(neighbour_ids: Sequence[str], memory_chars: int, update_chars: int) -> dict[str, Any]:
-    """`MemoryWrite` as a JSON schema: neighbour ids an enum of the offered ones, bounded lengths."""
+def write_json_schema(neighbour_ids: Sequence[str]) -> dict[str, Any]:
+    """`MemoryWrite` as a JSON schema: neighbour ids an enum of the offered ones.
+
+    Lengths are bounded by validation, not here: llama.cpp turns `maxLength` into a repetition
+    grammar that makes constrained decoding of long strings very slow."""
     ids = list(neighbour_ids)
     return {
         "type": "object",
         "properties": {
-            "user_memory": {"type": "string", "minLength": 1, "maxLength": memory_chars},
-            "item_memory": {"type": "string", "minLength": 1, "maxLength": memory_chars},
+            "user_memory": {"type": "string", "minLength": 1},
+            "item_memory": {"type": "string", "minLength": 1},
             "neighbor_updates": {
                 "type": "array",
                 "maxItems": len(ids),
@@ -151,8 +154,8 @@ def write_json_schema(neighbour_ids: Sequence[str], memory_chars: int, update_ch
                     "type": "object",
                     "properties": {
                         "neighbor_id": {"type": "string", "enum": ids} if ids else {"type": "string"},
-                        "memory_update": {"type": "string", "minLength": 1, "maxLength": update_chars},
-                        "rationale": {"type": "string", "maxLength": update_chars},
+                        "memory_update": {"type": "string", "minLength": 1},
+                        "rationale": {"type": "string"},
                     },
                     "required": ["neighbor_id", "memory_update", "rationale"],
                     "additionalProperties": False,
