@@ -91,3 +91,17 @@ WRITE = ChatPromptTemplate.from_messages(
 )
 """Stage W: {user}, {item}, {user_memory}, {item_memory}, {neighbours}, {memory_chars}, {fanout},
 {update_chars}."""
+
+INIT = ChatPromptTemplate.from_messages(
+    [
+        ("system", WRITE_SYSTEM),
+        (
+            "human",
+            "Write the first memory the system keeps about user {user}, from their past interactions "
+            "(oldest first):\n{history}\n\nTheir most frequent categories: {categories}.\n\n"
+            "Return 'memory': at most {memory_chars} characters describing what they like and avoid "
+            "(genres, eras, themes, how their taste moved recently). Name a few titles as evidence.",
+        ),
+    ]
+)
+"""Optional initialisation pass: {user}, {history}, {categories}, {memory_chars}."""

@@ -61,14 +61,18 @@ def build_parser() -> argparse.ArgumentParser:
     memrec = commands.add_parser(
         "memrec",
         help="MemRec tools: `memrec rules` writes curation rules; `memrec feedback` runs Stage W on one "
-        "interaction",
+        "interaction; `memrec init` has LM_Mem write users' initial memories",
     )
-    memrec.add_argument("action", choices=["rules", "feedback"])
+    memrec.add_argument("action", choices=["rules", "feedback", "init"])
     memrec.add_argument("--out", default=None, help="rules: where to save the rule set (JSON)")
-    memrec.add_argument("--user", default=None, help="feedback: the user who interacted")
+    memrec.add_argument(
+        "--user", default=None, help="feedback: the user who interacted; init: only this user"
+    )
+    memrec.add_argument("--users", type=int, default=None, help="init: only the first N users (by id)")
+    memrec.add_argument("--concurrency", type=int, default=8, help="init: LLM calls in flight")
     memrec.add_argument("--item", default=None, help="feedback: the item they interacted with")
     memrec.add_argument(
-        "--memory", default="", help="feedback: memory graph file (default: the dataset's own)"
+        "--memory", default="", help="feedback/init: memory graph file (default: the dataset's own)"
     )
     add_dataset_options(memrec)
 

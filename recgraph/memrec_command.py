@@ -1,5 +1,6 @@
 """`recgraph memrec rules`: LM_Mem writes, validates and saves a domain's curation rules.
-`recgraph memrec feedback`: Stage W on one interaction, applied before the command returns."""
+`recgraph memrec feedback`: Stage W on one interaction, applied before the command returns.
+`recgraph memrec init`: the optional LM_Mem pass writing users' initial memories."""
 
 from __future__ import annotations
 
@@ -13,7 +14,40 @@ def memrec(args: argparse.Namespace) -> int:
     """Dispatch `recgraph memrec <action>`."""
     if args.action == "feedback":
         return feedback(args)
+    if args.action == "init":
+        return initialise(args)
     return rules(args)
+
+
+def initialise(args: argparse.Namespace) -> int:
+    """The optional LM_Mem pass that writes users' initial memories (resumable)."""
+    from agents.backends import describe_backend
+    from bench.data import natural_key
+    from bench.environment import get_environment
+    from bench.errors import RecgraphError
+    from bench.memrec_init_pass import initialise_memories
+    from recgraph.llm_session import llm_session
+
+    env = get_environment(args.dataset)
+    users = sorted(env.cases, key=natural_key)
+    if args.user:
+        env.require_user(args.user)
+        users = [args.user]
+    elif args.users is not None:
+        if args.users < 1:
+            raise RecgraphError(f"--users must be at least 1, got {args.users}")
+        users = users[: args.users]
+    with llm_session(args) as (context, _):
+        context.memrec_memory = args.memory
+        summary = initialise_memories(env, context, users, args.concurrency)
+    console.print(f"backend: {describe_backend(args.llm)}")
+    console.print(
+        f"{summary['written']} user memories written by the model, {summary['kept']} kept deterministic "
+        f"(answers by source: {summary['sources']}), {summary['skipped_done']} already done; "
+        f"calls {summary['llm_calls']}, input tokens {summary['input_tokens']}, output tokens "
+        f"{summary['output_tokens']}, repairs {summary['repairs']}, failed attempts {summary['errors'] or 0}"
+    )
+    return 0
 
 
 def feedback(args: argparse.Namespace) -> int:

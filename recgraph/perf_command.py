@@ -86,7 +86,10 @@ def stage_table(method: str, row: dict) -> Table:
     for stage, tokens in row["tokens_per_user_by_stage"].items():
         ref = paper.get(stage, {})
         table.add_row(
-            stage, f"{tokens['input']:.0f}", f"{tokens['output']:.0f}",
-            str(ref.get("input", "")), str(ref.get("output", "")),
+            stage,
+            f"{tokens['input']:.0f}",
+            f"{tokens['output']:.0f}",
+            str(ref.get("input", "")),
+            str(ref.get("output", "")),
         )
     return table

@@ -165,3 +165,9 @@ def write_json_schema(neighbour_ids: Sequence[str]) -> dict[str, Any]:
         "required": ["user_memory", "item_memory", "neighbor_updates"],
         "additionalProperties": False,
     }
+
+
+class InitialMemory(BaseModel):
+    """The optional LM_Mem initialisation pass: a user's first memory written from their history."""
+
+    memory: str = Field(description="A compact memory of the user's tastes, from their training history.")

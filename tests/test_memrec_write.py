@@ -178,3 +178,33 @@ def test_perf_reports_memrec_depth_curation_latency_and_stage_tokens(tmp_path: P
     assert all(stage["input"] > 0 and stage["output"] > 0 for stage in stages.values())
     expected = stages["synthesise"]["input"] + stages["rerank"]["input"]
     assert row["input_tokens_per_user"] == pytest.approx(expected, abs=0.1)
+
+
+def test_lm_mem_initialisation_pass_is_validated_and_resumable(
+    tiny_dataset_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bench.memrec_init_pass import initialise_memories
+
+    long_text = "Enjoys " + "space operas and heists, " * 40
+    script = [
+        json.dumps({"memory": "Loves sci-fi."}),
+        json.dumps({"memory": "   "}),
+        json.dumps({"memory": long_text}),
+    ]
+    install(monkeypatch, ScriptedChatModel(script=script))
+    ctx = context(tiny_dataset_dir, tmp_path, llm="openai:gpt-4o-mini", llm_retries=0, llm_backoff=0.0)
+    env = get_environment(ctx.dataset)
+    before = memories(ctx)
+    summary = initialise_memories(env, ctx, ["u1", "u2", "u3"], concurrency=1)
+    assert summary["written"] == 2 and summary["kept"] == 1 and summary["errors"] == {"schema_invalid": 1}
+    after = memories(ctx)
+    assert after["u:u1"] == ("Loves sci-fi.", 1)
+    assert after["u:u2"] == before["u:u2"]  # fallback: the deterministic memory stays, version 0
+    assert 590 <= len(after["u:u3"][0]) <= 600 and after["u:u3"][0].endswith("…") and summary["repairs"] == 1
+    # A rerun asks only for the user still without a model-written memory.
+    model = install(monkeypatch, ScriptedChatModel(script=[json.dumps({"memory": "Likes romance."})]))
+    again = initialise_memories(env, ctx, ["u1", "u2", "u3"], concurrency=1)
+    assert again["skipped_done"] == 2 and len(model.received) == 1
+    prompt = model.received[0][-1].content  # u2 trains on item 1; item 3 is its warm-up, 6 its test
+    assert "Alpha Wars" in prompt and "Gamma Quest" not in prompt and "Zeta Space" not in prompt
+    assert memories(ctx)["u:u2"] == ("Likes romance.", 1)
