@@ -30,7 +30,16 @@ from state.memrec_features import feature_index
 
 MEMORY_DIR = "memrec_memory"
 """Sub-folder of `--out` holding the memory graphs and warm-up logs of memory methods."""
-WARMUP_FIELDS = ("llm_calls", "input_tokens", "output_tokens", "fallbacks", "repairs", "llm_seconds")
+WARMUP_FIELDS = (
+    "llm_calls",
+    "input_tokens",
+    "output_tokens",
+    "fallbacks",
+    "repairs",
+    "llm_seconds",
+    "errors",
+    "repair_kinds",
+)
 """Stage W usage totals reported per method in metrics.json (`stage_w`)."""
 
 

@@ -208,3 +208,19 @@ def test_lm_mem_initialisation_pass_is_validated_and_resumable(
     prompt = model.received[0][-1].content  # u2 trains on item 1; item 3 is its warm-up, 6 its test
     assert "Alpha Wars" in prompt and "Gamma Quest" not in prompt and "Zeta Space" not in prompt
     assert memories(ctx)["u:u2"] == ("Likes romance.", 1)
+
+
+def test_faulty_simulator_counts_include_stage_w_calls(tmp_path: Path) -> None:
+    from bench.report import observed_faults
+    from recgraph.cli import main
+
+    args = ["bench", "--methods", "memrec", "--llm", "sim", "--faults", "0.3", "--users", "16",
+            "--out", str(tmp_path)]  # fmt: skip
+    assert main(args) == 0
+    document = json.loads((tmp_path / "metrics.json").read_text())
+    row, server = document["methods"]["memrec"], document["sim_server"]
+    assert row["stage_w"]["jobs"] == 16 and row["stage_w"]["llm_calls"] >= 16
+    assert server["requests"] == row["llm_calls"] + row["stage_w"]["llm_calls"]
+    assert sum(server["faults"].values()) > 3
+    for kind, count in observed_faults(document["methods"]).items():
+        assert count == server["faults"][kind], kind
