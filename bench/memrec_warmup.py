@@ -67,7 +67,8 @@ async def propose_warmups(
     concurrency: int,
     on_progress: Callable[[int], None] | None = None,
 ) -> None:
-    """Ask Stage W for every warm-up job not yet in `log` (concurrently; nothing is applied)."""
+    """Ask Stage W for every warm-up job not yet in `log` (concurrently; nothing is applied);
+    `on_progress` gets the number of users with a logged job."""
     from graphs.memrec_write import graph
 
     done = log.done("stage_w")
@@ -86,11 +87,12 @@ async def propose_warmups(
     runnable = RunnableLambda(invoke, name="stage_w:warmup")
     config = {"max_concurrency": max(1, concurrency)}
     count = 0
+    already = len(done)
     async for _, (user, output) in runnable.abatch_as_completed(todo, config=config):
         log.append({"method": "stage_w", "user_id": user, "job": output["job"], "usage": output["usage"]})
         count += 1
         if on_progress:
-            on_progress(count)
+            on_progress(already + count)
 
 
 def apply_warmups(env: Environment, context: Context, log: ResultsLog, users: Sequence[str]) -> int:
@@ -121,10 +123,12 @@ def prepare_memory_method(
     results: ResultsLog,
     concurrency: int,
     context: Context,
+    on_progress: Callable[[str, int], None] | None = None,
 ) -> tuple[Context, dict[str, Any] | None]:
     """For a memory method: its own memory graph (next to results.jsonl) and, for methods with Stage
     W, the warm-up jobs proposed and applied before ranking. Returns the method's context and its
-    Stage W totals (None without Stage W). Other methods get the context unchanged."""
+    Stage W totals (None without Stage W). Other methods get the context unchanged. Warm-up
+    progress is reported to `on_progress` as "<method> · Stage W"."""
     from bench.environment import get_environment
     from graphs.registry import METHODS
 
@@ -139,7 +143,8 @@ def prepare_memory_method(
     log = ResultsLog(out / MEMORY_DIR / f"{method}.warmup.jsonl", protocol.as_dict())
     finished = results.done(method)
     if any(case.user_id not in finished for case in cases):
-        asyncio.run(propose_warmups(env, cases, protocol, ctx, log, concurrency))
+        hook = (lambda count: on_progress(f"{method} · Stage W", count)) if on_progress else None
+        asyncio.run(propose_warmups(env, cases, protocol, ctx, log, concurrency, hook))
         apply_warmups(env, ctx, log, [case.user_id for case in cases])
         # Embed the changed memories once, before ranking, not inside the first timed users.
         feature_index(env, ctx.memrec_memory).updated_vectors()

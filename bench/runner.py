@@ -148,7 +148,9 @@ def run_benchmark(
     wanted = {case.user_id for case in cases}
     results = {}
     for method in methods:
-        method_context, stage_w = prepare_memory_method(method, cases, protocol, log, concurrency, context)
+        method_context, stage_w = prepare_memory_method(
+            method, cases, protocol, log, concurrency, context, on_progress
+        )
         asyncio.run(run_method(method, cases, protocol, log, concurrency, method_context, on_progress))
         results[method] = method_metrics([r for u, r in log.done(method).items() if u in wanted])
         if stage_w is not None:

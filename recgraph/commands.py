@@ -69,6 +69,9 @@ def bench(args: argparse.Namespace) -> int:
         resumed = {m: len(log.done(m)) for m in methods}
 
         def advance(method: str, count: int) -> None:
+            if method not in tasks:  # a method's preparation step (MemRec's Stage W warm-up)
+                tasks[method] = progress.add_task(method, total=len(cases))
+                resumed[method] = 0
             progress.update(tasks[method], completed=resumed[method] + count)
 
         results = run_benchmark(methods, cases, protocol, log, args.concurrency, context, advance)
