@@ -110,6 +110,15 @@ def _validate_write(state: WriteState, config: RunnableConfig) -> dict[str, Any]
     return {**request.model_dump(), "job_id": job_id, "trace": [post("validate_write", note)]}
 
 
+async def _validate_write_async(state: WriteState, config: RunnableConfig) -> dict[str, Any]:
+    return _validate_write(state, config)
+
+
+def _memories(state: WriteState) -> dict[str, tuple[str, int]]:
+    """The (text, version) pairs `select_neighbours` read, back from their JSON-friendly lists."""
+    return {node: (text, version) for node, (text, version) in state["memories"].items()}
+
+
 def _select(state: WriteState, config: RunnableConfig) -> dict[str, Any]:
     ctx = current_context()
     env = get_environment(ctx.dataset)
@@ -135,10 +144,9 @@ def _task(state: WriteState) -> tuple[Any, Context]:
     ctx = current_context()
     env = get_environment(ctx.dataset)
     index = feature_index(env, ctx.memrec_memory)
-    memories = {node: (text, version) for node, (text, version) in state["memories"].items()}
     offered = state["offered"]
     task = write_task(
-        env, index, state["user_id"], state["item_id"], offered, memories, ctx.memrec_fanout_cap
+        env, index, state["user_id"], state["item_id"], offered, _memories(state), ctx.memrec_fanout_cap
     )
     return task, ctx
 
@@ -162,8 +170,7 @@ async def _apropagate(state: WriteState, config: RunnableConfig) -> dict[str, An
 def _commit(state: WriteState, config: RunnableConfig) -> dict[str, Any]:
     ctx = current_context()
     answer = MemoryWrite.model_validate(state["proposal"])
-    memories = {node: (text, version) for node, (text, version) in state["memories"].items()}
-    job = write_job(state["job_id"], state["user_id"], state["item_id"], answer, memories)
+    job = write_job(state["job_id"], state["user_id"], state["item_id"], answer, _memories(state))
     status = "proposed"
     if ctx.memrec_write_mode != "propose":
         index = feature_index(get_environment(ctx.dataset), ctx.memrec_memory)
@@ -197,10 +204,6 @@ def build_memrec_write() -> StateGraph:
     builder.add_edge("propagate", "commit")
     builder.add_edge("commit", END)
     return builder
-
-
-async def _validate_write_async(state: WriteState, config: RunnableConfig) -> dict[str, Any]:
-    return _validate_write(state, config)
 
 
 builder = build_memrec_write()
