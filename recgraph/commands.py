@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -17,6 +18,9 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from bench.protocol import Protocol
 
 # Piped output gets a wide console so the comparison table is not squeezed to 80 columns.
 console = Console(width=None if sys.stdout.isatty() else 160)
@@ -31,27 +35,34 @@ def bench_or_perf(args: argparse.Namespace) -> int:
     return bench(args)
 
 
+def protocol_from_args(args: argparse.Namespace, llm: str) -> Protocol:
+    """The `Protocol` named by the bench options (dataset, candidates, seed, scenario, users)."""
+    from bench.protocol import Protocol
+
+    return Protocol(
+        dataset=args.dataset,
+        candidates=args.candidates,
+        seed=args.seed,
+        scenario=args.scenario,
+        users=args.users,
+        llm=llm,
+    )
+
+
 def bench(args: argparse.Namespace) -> int:
     """`recgraph bench`: run methods on one protocol and write the four report files."""
     from agents.backends import describe_backend
     from bench import report
     from bench.environment import get_environment
     from bench.errors import ProtocolError
-    from bench.protocol import Protocol, check_protocol, plan_cases
+    from bench.protocol import check_protocol, plan_cases
     from bench.results_log import ResultsLog
     from bench.runner import run_benchmark
     from graphs.registry import parse_methods
     from recgraph.llm_session import llm_session
 
     methods = parse_methods(args.methods)
-    protocol = Protocol(
-        dataset=args.dataset,
-        candidates=args.candidates,
-        seed=args.seed,
-        scenario=args.scenario,
-        users=args.users,
-        llm=args.llm,
-    )
+    protocol = protocol_from_args(args, args.llm)
     check_protocol(protocol)
     if args.concurrency < 1:
         raise ProtocolError(f"--concurrency must be at least 1, got {args.concurrency}")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from recgraph.commands import console
+from recgraph.commands import console, protocol_from_args
 
 
 def perf(args: argparse.Namespace) -> int:
@@ -16,21 +16,14 @@ def perf(args: argparse.Namespace) -> int:
     from bench.environment import get_environment
     from bench.errors import ProtocolError
     from bench.perf import measure_method, perf_context
-    from bench.protocol import Protocol, plan_cases
+    from bench.protocol import plan_cases
     from graphs.registry import parse_methods
     from recgraph.llm_session import llm_session
 
     if args.latency < 0 or args.concurrency < 1:
         raise ProtocolError("--latency must be >= 0 and --concurrency >= 1")
     methods = parse_methods(args.methods)
-    protocol = Protocol(
-        dataset=args.dataset,
-        candidates=args.candidates,
-        seed=args.seed,
-        scenario=args.scenario,
-        users=args.users,
-        llm="sim",
-    )
+    protocol = protocol_from_args(args, "sim")
     cases = plan_cases(get_environment(args.dataset), protocol)
     args.llm, args.faults = "sim", 0.0
     report: dict = {"latency_s": args.latency, "concurrency": args.concurrency, "methods": {}}
