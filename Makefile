@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.recgraph-installed
+# ml-100k ships inside recbole's wheel: downloaded (never installed) to where
+# world/recbole_wheel.py looks by default, <venv>/wheels (override: RECGRAPH_RECBOLE_WHEEL).
+RECBOLE_WHEEL := $(VENV)/wheels/recbole-1.2.1-py3-none-any.whl
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export LANGGRAPH_CLI_NO_ANALYTICS := 1
@@ -13,17 +16,22 @@ BENCH_ARGS ?= --methods all --dataset ml-100k --users 200 --candidates 10 --seed
 
 .PHONY: setup bench test lint clean
 
-setup: $(STAMP)
+setup: $(STAMP) $(RECBOLE_WHEEL)
 
 # CPU torch first: sentence-transformers would otherwise pull a multi-GB CUDA build.
-# recbole without its dependencies: we only read ml-100k's files from its wheel.
+# A recbole installed by an older set-up is removed: its missing dependencies made pip print
+# a dependency-conflict error on every install (-qq: silent when it is not there).
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet --no-deps recbole==1.2.1
+	$(BIN)/pip uninstall -qq --yes recbole
 	$(BIN)/pip install --quiet -e '.[dev,local]'
 	touch $(STAMP)
+
+# Downloaded once; the stamp is only needed for the venv's pip (order-only).
+$(RECBOLE_WHEEL): | $(STAMP)
+	$(BIN)/pip download --quiet --no-deps --dest $(VENV)/wheels recbole==1.2.1
 
 bench: setup
 	$(BIN)/recgraph bench $(BENCH_ARGS)

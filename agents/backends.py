@@ -10,7 +10,7 @@ import weakref
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from bench.errors import RecgraphError
+from world.errors import RecgraphError
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel

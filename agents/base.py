@@ -24,8 +24,8 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ValidationError
 
 from agents.usage import AgentUsage
-from bench.errors import RecgraphError
 from state.context import Context, backend_for
+from world.errors import RecgraphError
 
 Out = TypeVar("Out", bound=BaseModel)
 Request = tuple[str, Any]

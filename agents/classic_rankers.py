@@ -21,9 +21,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from scipy import sparse
 
-from bench.candidates import user_rng
-from bench.environment import Environment
 from state.context import Context
+from world.environment import Environment
+from world.seeding import user_rng
 
 Scorer = Callable[[Environment, Context, str, Sequence[str], Sequence[str], str], np.ndarray]
 TIE_BREAK = 1e-6
@@ -152,7 +152,7 @@ def score_embedding(
     """Cosine between the mean embedding of the recent history and each item."""
     if not history:
         return popularity_scores(env, items)
-    from graphs.common import profile_vector
+    from tools.similarity import profile_vector
 
     recent = history[-ctx.recent_items :] if ctx.recent_items > 0 else history
     return env.item_vectors()[[env.item_index[i] for i in items]] @ profile_vector(env, recent)

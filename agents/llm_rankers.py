@@ -19,12 +19,12 @@ from langchain_core.prompts import ChatPromptTemplate
 
 from agents.base import AgentTask
 from agents.ranking import ranking_json_schema, repair_ranking
-from bench.environment import Environment
-from graphs.common import profile_vector, similarity_order
 from prompts import baselines as prompts
 from prompts.common import candidates_block, item_block
 from state.context import Context
 from state.schemas import RankedList
+from tools.similarity import profile_vector, similarity_order
+from world.environment import Environment
 
 HistorySlice = Callable[[Environment, Context, Sequence[str], Sequence[str]], list[str]]
 

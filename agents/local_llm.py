@@ -17,7 +17,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from bench.errors import RecgraphError
+from world.errors import RecgraphError
 
 _llama_lock = threading.Lock()
 ROLE_NAMES = {"human": "user", "ai": "assistant", "system": "system"}

@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Collection, Sequence
 
 import numpy as np
 
-from bench.errors import ProtocolError
-
-
-def user_rng(seed: int, user_id: str, purpose: str = "candidates") -> np.random.Generator:
-    """An RNG determined by (seed, user, purpose) only — never by run order or concurrency."""
-    digest = hashlib.sha256(f"{seed}\x1f{user_id}\x1f{purpose}".encode()).digest()
-    return np.random.default_rng(int.from_bytes(digest[:8], "little"))
+from world.errors import ProtocolError
+from world.seeding import user_rng
 
 
 def sample_candidates(

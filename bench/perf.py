@@ -9,8 +9,7 @@ simulated server with a fixed per-call latency L, at concurrency C. Reported per
 - critical_path_depth: the longest chain of dependent LLM calls;
 - throughput_users_per_s against the ideal C / (depth · L), and their ratio;
 - input tokens and LLM calls per user;
-- for MemRec methods, curation latency and tokens per stage incl. Stage W (bench/memrec_perf.py),
-  measured after the timed pass.
+- whatever the method's `perf_extras` hook adds (graphs/registry.py), measured after the timed pass.
 """
 
 from __future__ import annotations
@@ -25,6 +24,8 @@ from typing import Any
 from agents.usage import critical_path_depth
 from bench.protocol import EvalCase
 from bench.runner import timed_invocation
+from graphs.lifecycle.hooks import PerfRequest
+from graphs.registry import hook, method_context
 from state.context import Context
 
 
@@ -64,10 +65,7 @@ def measure_method(
     latency: float,
 ) -> dict[str, Any]:
     """Warm up, then time one invocation per case; returns the perf.json entry."""
-    from graphs.registry import METHODS
-
-    spec = METHODS[method]
-    context = replace(context, **spec.overrides)
+    context = method_context(method, context)
     warmup = list(cases[: max(1, min(len(cases), concurrency))])
     asyncio.run(_timed_batch(method, warmup, scenario, context, concurrency))
     _, alone = asyncio.run(_timed_batch(method, warmup[:8], scenario, context, 1))
@@ -95,10 +93,11 @@ def measure_method(
         "wall_seconds": wall,
         "users": users,
     }
-    if spec.memory:
-        from bench.memrec_perf import memrec_extras
-
-        entry.update(memrec_extras(cases, scenario, context, concurrency, [o for _, o in results]))
+    extras = hook(method, "perf_extras")
+    if extras is not None:
+        requests = [case.request(scenario) for case in cases]
+        outputs = [output for _, output in results]
+        entry.update(extras(PerfRequest(requests, scenario, context, concurrency, outputs)))
     return entry
 
 

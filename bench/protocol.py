@@ -7,10 +7,10 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from bench.candidates import sample_candidates
-from bench.data import natural_key
-from bench.environment import Environment
-from bench.errors import ProtocolError
-from bench.scenarios import check_scenario, eligible_users
+from world.data import natural_key
+from world.environment import Environment
+from world.errors import ProtocolError
+from world.scenarios import check_scenario, eligible_users
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ class Protocol:
     seed: int = 0
     """Seeds user selection and candidate sampling."""
     scenario: str = "classic"
-    """One of bench.scenarios' five scenarios."""
+    """One of world.scenarios' five scenarios."""
     users: int = 200
     """How many users to evaluate (all eligible ones if fewer)."""
     llm: str = "heuristic"

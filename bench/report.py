@@ -6,9 +6,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+from rich.console import Group
+from rich.markup import escape
 from rich.table import Table
 
 from agents.backends import describe_backend
+from bench import stats
 
 HEADLINE = ("hit@1", "ndcg@5", "mrr", "avg_hr")
 """Metrics plotted in report.png."""
@@ -18,14 +21,23 @@ COST_COLUMNS = ("llm_calls", "input_tokens", "output_tokens", "fallbacks", "repa
 def metric_columns(methods: dict[str, dict[str, Any]]) -> list[str]:
     """Quality metric names in report order."""
     first = next(iter(methods.values()), {})
-    keys = [k for k in first if "@" in k]
+    keys = [k for k in first if "@" in k and not k.endswith("_ci")]
     return [*keys, "mrr", "avg_hr"]
 
 
 def write_metrics(
-    out: Path, dataset: str, protocol: dict[str, Any], methods: dict, server_stats: dict | None = None
+    out: Path,
+    dataset: str,
+    protocol: dict[str, Any],
+    methods: dict,
+    server_stats: dict | None = None,
+    comparisons: dict | None = None,
 ) -> Path:
-    """Write `<out>/metrics.json` in protocol.md's schema (+ the simulator's fault counts)."""
+    """Write `<out>/metrics.json` in protocol.md's schema (+ the simulator's fault counts).
+
+    With `comparisons` (bench.compare.add_statistics) it also holds `statistics` (how intervals
+    and tests were computed) and `comparisons` (every method against the reference).
+    """
     document: dict[str, Any] = {
         "dataset": dataset,
         "protocol": {k: protocol[k] for k in ("candidates", "seed", "scenario", "users", "llm")},
@@ -33,17 +45,83 @@ def write_metrics(
     }
     if server_stats is not None:
         document["sim_server"] = server_stats
+    if comparisons is not None:
+        document["statistics"] = stats.settings()
+        document["comparisons"] = comparisons
     path = out / "metrics.json"
     path.write_text(json.dumps(document, indent=2) + "\n")
     return path
 
 
-def markdown_table(methods: dict[str, dict[str, Any]]) -> str:
-    """The comparison table in Markdown."""
-    columns = [*metric_columns(methods), "users", *COST_COLUMNS, "seconds_per_user"]
+def markdown_table(methods: dict[str, dict[str, Any]], comparisons: dict | None = None) -> str:
+    """The comparison table in Markdown: each metric with its 95% CI and its marker vs the reference."""
+    metrics = metric_columns(methods)
+    columns = [*metrics, "users", *COST_COLUMNS, "seconds_per_user"]
     lines = ["| method | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]
     for name, row in methods.items():
-        cells = [_format(row.get(c)) for c in columns]
+        cells = [
+            _cell(row, name, c, comparisons, 4, True) if c in metrics else _format(row.get(c))
+            for c in columns
+        ]
+        lines.append(f"| {_label(name, comparisons)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _label(name: str, comparisons: dict | None) -> str:
+    return f"{name} (reference)" if comparisons and comparisons.get("reference") == name else name
+
+
+def _cell(row: dict, name: str, metric: str, comparisons: dict | None, digits: int, with_ci: bool) -> str:
+    """A metric's value, optionally its CI, and its marker against the reference."""
+    text = _format(row.get(metric), digits)
+    interval = row.get(f"{metric}_ci")
+    if with_ci and interval:
+        text += f" [{interval[0]:.{digits}f}, {interval[1]:.{digits}f}]"
+    paired = ((comparisons or {}).get("methods") or {}).get(name, {}).get(metric)
+    return f"{text} {paired['marker']}" if paired else text
+
+
+def _difference(paired: dict | None, digits: int) -> str:
+    """`+0.0123 [-0.0100, +0.0300] ≈` for one paired comparison."""
+    if not paired:
+        return ""
+    interval = paired["ci"]
+    bounds = f" [{interval[0]:+.{digits}f}, {interval[1]:+.{digits}f}]" if interval else ""
+    return f"{paired['difference']:+.{digits}f}{bounds} {paired['marker']}"
+
+
+def comparison_note(comparisons: dict | None) -> str:
+    """Which reference, how it was chosen, and what the markers and intervals mean."""
+    if not comparisons:
+        return ""
+    settings = stats.settings()
+    if comparisons.get("reference") is None:
+        return f"No paired comparisons: {comparisons.get('reference_chosen')}."
+    compared = len(comparisons.get("methods") or {})
+    return (
+        f"Reference: {comparisons['reference']} — {comparisons['reference_chosen']}. "
+        f"Intervals: {settings['interval']}, {stats.BOOTSTRAP_RESAMPLES} resamples, seed {stats.SEED}. "
+        f"Markers: paired two-sided permutation test of the per-user difference, Holm-corrected across the "
+        f"{compared} compared methods per metric; {stats.MARKERS[stats.BETTER]} better / "
+        f"{stats.MARKERS[stats.WORSE]} worse than the reference at adjusted p < {stats.ALPHA}, "
+        f"{stats.MARKERS[stats.SAME]} no detectable difference."
+    )
+
+
+def differences_markdown(comparisons: dict | None) -> str:
+    """Paired differences vs the reference (headline metrics) in Markdown, with Holm p-values."""
+    rows = (comparisons or {}).get("methods") or {}
+    if not rows:
+        return ""
+    head = [f"Δ {m} [95% CI]" for m in HEADLINE] + [f"p_holm {m}" for m in HEADLINE]
+    lines = [
+        f"Paired differences (method − {comparisons['reference']}):\n",
+        "| method | " + " | ".join(head) + " |",
+        "|---" * (len(head) + 1) + "|",
+    ]
+    for name, row in rows.items():
+        cells = [_difference(row.get(m), 4) for m in HEADLINE]
+        cells += [f"{row[m]['p_holm']:.4f}" if m in row else "" for m in HEADLINE]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -54,22 +132,38 @@ def _format(value: Any, digits: int = 4) -> str:
     return str(value)
 
 
-def write_report_md(out: Path, dataset: str, protocol: dict[str, Any], methods: dict) -> Path:
-    """Write `<out>/report.md`."""
+def write_report_md(
+    out: Path, dataset: str, protocol: dict[str, Any], methods: dict, comparisons: dict | None = None
+) -> Path:
+    """Write `<out>/report.md` (with intervals, markers and paired differences when given)."""
+    parts = (comparison_note(comparisons), differences_markdown(comparisons))
+    extra = "".join(f"{part}\n\n" for part in parts if part)
     text = (
         f"# recgraph bench — {dataset}\n\n"
         f"- backend: {describe_backend(protocol['llm'])}\n"
         f"- scenario: {protocol['scenario']}; candidates per user: {protocol['candidates']}; "
         f"users: {protocol['users']} requested; seed: {protocol['seed']}\n\n"
-        f"{markdown_table(methods)}\n\n![headline metrics](report.png)\n"
+        f"{markdown_table(methods, comparisons)}\n\n{extra}![headline metrics](report.png)\n"
     )
     path = out / "report.md"
     path.write_text(text)
     return path
 
 
-def write_report_png(out: Path, dataset: str, protocol: dict[str, Any], methods: dict) -> Path:
-    """Write `<out>/report.png`: grouped bars of the headline metrics per method."""
+def _errors(values: list[float], intervals: list[Any]) -> list[list[float]]:
+    """matplotlib's asymmetric yerr from [low, high] intervals (0 where there is none)."""
+    below = [max(0.0, v - ci[0]) if ci else 0.0 for v, ci in zip(values, intervals, strict=True)]
+    above = [max(0.0, ci[1] - v) if ci else 0.0 for v, ci in zip(values, intervals, strict=True)]
+    return [below, above]
+
+
+def write_report_png(
+    out: Path, dataset: str, protocol: dict[str, Any], methods: dict, comparisons: dict | None = None
+) -> Path:
+    """Write `<out>/report.png`: headline metrics per method with 95% CIs and, when there is a
+    reference, a second panel of paired differences against it with their 95% CIs."""
+    import textwrap
+
     import matplotlib
 
     matplotlib.use("Agg")
@@ -77,20 +171,47 @@ def write_report_png(out: Path, dataset: str, protocol: dict[str, Any], methods:
     import numpy as np
 
     names = list(methods)
-    positions = np.arange(len(names))
+    differences = (comparisons or {}).get("methods") or {}
     width = 0.8 / len(HEADLINE)
-    figure, axes = plt.subplots(figsize=(max(6, 1.4 * len(names) + 2), 4))
+    panels = 2 if differences else 1
+    size = (panels * max(6, 1.2 * len(names) + 2), 4.6)
+    figure, axes = plt.subplots(1, panels, figsize=size, squeeze=False)
+    left = axes[0][0]
+    positions = np.arange(len(names))
     for offset, metric in enumerate(HEADLINE):
         values = [methods[n].get(metric, 0.0) for n in names]
-        axes.bar(positions + offset * width, values, width, label=metric)
-    axes.set_xticks(positions + width * (len(HEADLINE) - 1) / 2, names, rotation=20)
-    axes.set_ylim(0, 1)
-    axes.set_title(
+        intervals = [methods[n].get(f"{metric}_ci") for n in names]
+        errors = _errors(values, intervals)
+        left.bar(positions + offset * width, values, width, yerr=errors, capsize=2, label=metric)
+    left.set_xticks(positions + width * (len(HEADLINE) - 1) / 2, names, rotation=20)
+    left.set_ylim(0, 1.05)
+    left.set_title("headline metrics (error bars: 95% bootstrap CI over users)", fontsize=9)
+    left.legend(fontsize=8)
+    if differences:
+        right = axes[0][1]
+        others = list(differences)
+        spots = np.arange(len(others))
+        for offset, metric in enumerate(HEADLINE):
+            rows = [differences[n].get(metric) or {} for n in others]
+            values = [row.get("difference", 0.0) for row in rows]
+            intervals = [row.get("ci") for row in rows]
+            errors = _errors(values, intervals)
+            right.bar(spots + offset * width, values, width, yerr=errors, capsize=2, label=metric)
+            for spot, value, row in zip(spots, values, rows, strict=True):  # verdict, across the 0 line
+                where = "top" if value >= 0 else "bottom"
+                marker = row.get("marker", "")
+                right.text(spot + offset * width, 0.0, marker, ha="center", va=where, fontsize=9)
+        right.use_sticky_edges = False
+        right.margins(y=0.08)
+        right.axhline(0.0, color="black", linewidth=0.8)
+        right.set_xticks(spots + width * (len(HEADLINE) - 1) / 2, others, rotation=20)
+        right.set_title(f"paired difference vs {comparisons['reference']} (95% bootstrap CI)", fontsize=9)
+        right.legend(fontsize=8)
+    title = (
         f"{dataset} · {protocol['scenario']} · N={protocol['candidates']} · "
-        f"{describe_backend(protocol['llm']).split(':')[0]}",
-        fontsize=9,
+        f"{len(names)} methods · backend: {describe_backend(protocol['llm'])}"
     )
-    axes.legend(fontsize=8)
+    figure.suptitle(textwrap.fill(title, 60 * panels + 40), fontsize=9)
     figure.tight_layout()
     path = out / "report.png"
     figure.savefig(path, dpi=110)
@@ -98,16 +219,51 @@ def write_report_png(out: Path, dataset: str, protocol: dict[str, Any], methods:
     return path
 
 
-def rich_table(dataset: str, protocol: dict[str, Any], methods: dict) -> Table:
-    """The comparison table for the console."""
+def rich_table(
+    dataset: str, protocol: dict[str, Any], methods: dict, comparisons: dict | None = None
+) -> Table:
+    """The comparison table for the console (each metric with its marker against the reference)."""
     table = Table(title=f"{dataset} · {protocol['scenario']} · {describe_backend(protocol['llm'])}")
-    columns = [*metric_columns(methods), "users", "llm_calls", "fallbacks", "seconds_per_user"]
+    metrics = metric_columns(methods)
+    columns = [*metrics, "users", "llm_calls", "fallbacks", "seconds_per_user"]
     table.add_column("method", no_wrap=True)
     for column in columns:
         table.add_column(column.replace("seconds_per_user", "s/user"), justify="right")
     for name, row in methods.items():
-        table.add_row(name, *(_format(row.get(c), 3) for c in columns))
+        cells = [
+            _cell(row, name, c, comparisons, 3, False) if c in metrics else _format(row.get(c), 3)
+            for c in columns
+        ]
+        table.add_row(_label(name, comparisons), *cells)
     return table
+
+
+def differences_table(comparisons: dict | None) -> Table | None:
+    """Paired differences against the reference (headline metrics) for the console."""
+    rows = (comparisons or {}).get("methods") or {}
+    if not rows:
+        return None
+    table = Table(title=f"paired difference vs {comparisons['reference']} (95% CI, Holm-corrected verdict)")
+    table.add_column("method", no_wrap=True)
+    for metric in HEADLINE:
+        table.add_column(f"Δ {metric}", justify="right")
+    for name, row in rows.items():
+        table.add_row(name, *(_difference(row.get(m), 3) for m in HEADLINE))
+    return table
+
+
+def rich_report(
+    dataset: str, protocol: dict[str, Any], methods: dict, comparisons: dict | None = None
+) -> Group:
+    """What `recgraph bench` prints: the table, the paired differences and the note on markers."""
+    parts: list[Any] = [rich_table(dataset, protocol, methods, comparisons)]
+    differences = differences_table(comparisons)
+    if differences is not None:
+        parts.append(differences)
+    note = comparison_note(comparisons)
+    if note:
+        parts.append(escape(note))
+    return Group(*parts)
 
 
 OBSERVED_AS = {

@@ -11,18 +11,20 @@ from typing import Any
 from langchain_core.runnables import RunnableLambda
 
 from agents.usage import summarise_usage
-from bench.memrec_warmup import prepare_memory_method
 from bench.metrics import mean_metrics, rank_of, user_metrics
 from bench.protocol import EvalCase, Protocol
-from bench.results_log import ResultsLog
-from graphs.registry import get_graph
+from graphs.lifecycle.hooks import Prepared, PrepareRequest
+from graphs.registry import get_graph, hook, method_context
 from state.context import Context
+from world.results_log import ResultsLog
 
 USAGE_FIELDS = ("llm_calls", "input_tokens", "output_tokens", "est_cost_usd", "fallbacks", "repairs")
 AGENT_COUNTS = ("llm_calls", "input_tokens", "output_tokens", "fallbacks", "repairs")
 AGENT_FIELDS = (*AGENT_COUNTS, "est_cost_usd")
 ProgressHook = Callable[[str, int], None]
 """Called as (method, users finished so far in this run) after each user."""
+PhaseProgress = Callable[[str, int, int], None]
+"""Called as (phase label, done, total) while a method's `prepare` hook works."""
 
 
 class MethodOutputError(RuntimeError):
@@ -38,13 +40,20 @@ def check_ranking(method: str, case: EvalCase, ranking: Sequence[str]) -> None:
         )
 
 
-def result_record(method: str, case: EvalCase, output: dict[str, Any], seconds: float) -> dict[str, Any]:
-    """One results.jsonl line: ranking, target rank, metrics, usage and time."""
+def result_record(
+    method: str,
+    case: EvalCase,
+    output: dict[str, Any],
+    seconds: float,
+    context: Context | None = None,
+) -> dict[str, Any]:
+    """One results.jsonl line: ranking, target rank, metrics, usage, time and the method's details
+    (plus what its `record_extras` hook computes from the scored ranking, e.g. a reward)."""
     ranking = list(output["ranking"])
     check_ranking(method, case, ranking)
     rank = rank_of(case.target, ranking)
     usage = summarise_usage(output.get("usage") or [])
-    return {
+    record = {
         "method": method,
         "user_id": case.user_id,
         "target": case.target,
@@ -55,6 +64,13 @@ def result_record(method: str, case: EvalCase, output: dict[str, Any], seconds: 
         "agents": agent_breakdown(output.get("usage") or []),
         "seconds": seconds,
     }
+    details = dict(output.get("details") or {})
+    extras = hook(method, "record_extras")
+    if extras is not None:
+        details.update(extras(record["metrics"], details, context or Context()))
+    if details:
+        record["details"] = details
+    return record
 
 
 def timed_invocation(method: str, scenario: str, context: Context) -> RunnableLambda:
@@ -88,7 +104,7 @@ async def run_method(
     timed = timed_invocation(method, protocol.scenario, context)
     config = {"max_concurrency": max(1, concurrency)}
     async for _, (case, output, seconds) in timed.abatch_as_completed(pending, config=config):
-        log.append(result_record(method, case, output, seconds))
+        log.append(result_record(method, case, output, seconds, context))
         count += 1
         if on_progress:
             on_progress(method, count)
@@ -132,7 +148,59 @@ def method_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     summary["errors"] = errors
     summary["repair_kinds"] = repair_kinds
     summary["agents"] = agents
+    details = [r["details"] for r in ordered if "details" in r]
+    if details:
+        summary["details"] = summarise_details(details)
     return summary
+
+
+def summarise_details(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Per-user method details over users: numbers averaged, lists of names counted."""
+    summary: dict[str, Any] = {}
+    for key in dict.fromkeys(k for row in rows for k in row):
+        values = [row[key] for row in rows if key in row]
+        if all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+            summary[key] = math.fsum(values) / len(values)
+        elif all(isinstance(v, list) for v in values):
+            summary[key] = dict(sorted(_count_names(values).items()))
+    return summary
+
+
+def _count_names(values: Sequence[list[Any]]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for names in values:
+        for name in names:
+            counts[str(name)] = counts.get(str(name), 0) + 1
+    return counts
+
+
+def prepare_method(
+    method: str,
+    cases: Sequence[EvalCase],
+    protocol: Protocol,
+    log: ResultsLog,
+    concurrency: int,
+    context: Context,
+    on_phase: PhaseProgress | None = None,
+) -> Prepared:
+    """The method's context for ranking: its overrides applied, then its `prepare` hook (training or
+    warm-up) run when it declares one."""
+    ctx = method_context(method, context)
+    prepare = hook(method, "prepare")
+    if prepare is None:
+        return Prepared(ctx)
+    request = PrepareRequest(
+        method=method,
+        users=[case.user_id for case in cases],
+        scenario=protocol.scenario,
+        protocol=protocol.as_dict(),
+        work_dir=log.path.parent,
+        concurrency=concurrency,
+        context=ctx,
+        ranked=frozenset(log.done(method)),
+        on_progress=on_phase,
+    )
+    return prepare(request)
 
 
 def run_benchmark(
@@ -143,16 +211,14 @@ def run_benchmark(
     concurrency: int,
     context: Context,
     on_progress: ProgressHook | None = None,
+    on_phase: PhaseProgress | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Run every method (resuming from the log) and return metrics per method."""
+    """Run every method (prepared by its hook, resuming from the log) and return metrics per method."""
     wanted = {case.user_id for case in cases}
     results = {}
     for method in methods:
-        method_context, stage_w = prepare_memory_method(
-            method, cases, protocol, log, concurrency, context, on_progress
-        )
-        asyncio.run(run_method(method, cases, protocol, log, concurrency, method_context, on_progress))
+        prepared = prepare_method(method, cases, protocol, log, concurrency, context, on_phase)
+        asyncio.run(run_method(method, cases, protocol, log, concurrency, prepared.context, on_progress))
         results[method] = method_metrics([r for u, r in log.done(method).items() if u in wanted])
-        if stage_w is not None:
-            results[method]["stage_w"] = stage_w
+        results[method].update(prepared.metrics)
     return results

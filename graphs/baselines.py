@@ -8,23 +8,27 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
-from langgraph.runtime import Runtime
 
 from agents.classic_rankers import SCORERS, Scorer
-from bench.environment import get_environment
-from graphs.common import VALIDATE_NODE, rank_by_scores, unseen_items, validate_input
+from graphs.common import VALIDATE_NODE, validate_input
+from graphs.nodes import DualNode, step_node
+from graphs.run_context import current_context
 from state.base_state import BaseState
 from state.blackboard import post
-from state.context import Context, context_or_default
+from state.context import Context
 from state.contract import RecInput, RecOutput
+from tools.catalog_index import unseen_items
+from tools.similarity import rank_by_scores
+from world.environment import get_environment
 
 
-def make_ranker_node(name: str, scorer: Scorer, ranks_by: str):
+def make_ranker_node(name: str, scorer: Scorer, ranks_by: str) -> DualNode:
     """A node that scores the candidates (or, in retrieve mode, every unseen item)."""
 
-    def rank(state: BaseState, runtime: Runtime[Context]) -> dict[str, Any]:
-        ctx = context_or_default(runtime.context)
+    def rank(state: BaseState, config: RunnableConfig) -> dict[str, Any]:
+        ctx = current_context()
         env = get_environment(ctx.dataset)
         history = state.get("history", [])
         retrieve = state.get("retrieve_mode", False)
@@ -45,8 +49,8 @@ def make_ranker_node(name: str, scorer: Scorer, ranks_by: str):
             "trace": [post(f"{name}_ranker", note)],
         }
 
-    rank.__name__ = f"{name}_ranker"
-    return rank
+    # Blocking: the first call may train a model (BPR) or load embeddings; keep it off the loop.
+    return step_node(f"{name}_ranker", rank, blocking=True)
 
 
 def build_baseline(name: str) -> StateGraph:

@@ -1,19 +1,18 @@
-"""Pieces every recommender graph shares: input validation and the ranking helpers."""
+"""What every recommender graph shares: the validating first node and the run's Context."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 from langchain_core.runnables import RunnableConfig
 from pydantic import ValidationError
 
-from bench.environment import Environment, get_environment
+from graphs.nodes import step_node
+from graphs.run_context import current_context
 from state.base_state import BaseState
 from state.blackboard import post
-from state.context import Context, context_or_default
 from state.contract import InvalidRecInput, RecInput
+from world.environment import get_environment
 
 VALIDATE_NODE = "validate_input"
 
@@ -55,74 +54,5 @@ def check_request(state: BaseState, config: RunnableConfig) -> dict[str, Any]:
     }
 
 
-async def acheck_request(state: BaseState, config: RunnableConfig) -> dict[str, Any]:
-    """`check_request` on the event loop: it is quick and pure CPU, and a thread hop per
-    user would make the GIL ping-pong between threads under high concurrency."""
-    return check_request(state, config)
-
-
-def unseen_items(env: Environment, history: Sequence[str]) -> list[str]:
-    """Catalog items not in the visible history: the pool for retrieve mode."""
-    seen = set(history)
-    return [item for item in env.item_ids if item not in seen]
-
-
-def rank_by_scores(items: Sequence[str], scores: np.ndarray) -> list[str]:
-    """Items by descending score; ties keep the given order (a stable sort)."""
-    order = np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
-    return [items[i] for i in order]
-
-
-def profile_vector(env: Environment, items: Sequence[str]) -> np.ndarray | None:
-    """Normalised mean MiniLM embedding of `items` (None for no items)."""
-    if not items:
-        return None
-    vectors = env.item_vectors()[[env.item_index[i] for i in items]]
-    mean = vectors.mean(axis=0)
-    return mean / (np.linalg.norm(mean) or 1.0)
-
-
-def similarity_order(env: Environment, profile_items: Sequence[str], items: Sequence[str]) -> list[str]:
-    """`items` by cosine to the mean of `profile_items`; by popularity when that is empty."""
-    profile = profile_vector(env, profile_items)
-    if profile is None:
-        scores = np.array([env.popularity.get(i, 0) for i in items], dtype=np.float64)
-    else:
-        scores = env.item_vectors()[[env.item_index[i] for i in items]] @ profile
-    return rank_by_scores(items, scores)
-
-
-def retrieve_candidates(env: Environment, history: Sequence[str], k: int) -> list[str]:
-    """Retrieve mode: the `k` catalog items nearest the recent history, excluding the history.
-
-    Uses the Chroma catalog index; users without history get the most popular items.
-    """
-    seen = set(history)
-    profile = profile_vector(env, history[-10:])
-    if profile is None:
-        return similarity_order(env, [], unseen_items(env, history))[:k]
-    found = env.catalog_index().search(profile, min(len(env.item_ids), k + len(seen)))
-    return [item for item in found if item not in seen][:k]
-
-
-def current_context() -> Context:
-    """The running graph's `Context` (defaults when the caller passed none)."""
-    from langgraph.runtime import get_runtime
-
-    return context_or_default(get_runtime(Context).context)
-
-
-def dual_node(name: str, sync_fn: Any, async_fn: Any) -> Any:
-    """A node with both a sync and an async body, so `invoke` and `ainvoke` both work.
-
-    Both bodies take `(state, config)`; they read the `Context` with `current_context()`.
-    """
-    # LangGraph's own node wrapper inspects the signatures once, at build time
-    # (RunnableLambda does it on every call, ~1 ms per invocation).
-    from langgraph._internal._runnable import RunnableCallable
-
-    return RunnableCallable(sync_fn, async_fn, name=name)
-
-
-validate_input = dual_node(VALIDATE_NODE, check_request, acheck_request)
-"""The shared first node of every graph (sync and async bodies)."""
+validate_input = step_node(VALIDATE_NODE, check_request)
+"""The shared first node of every graph (quick: runs on the loop under `ainvoke`)."""

@@ -8,54 +8,43 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 
-from agents.base import AgentResult, arun_agent, run_agent
+from agents.base import AgentResult
 from agents.llm_rankers import RANKERS, PromptedRanker
-from bench.environment import get_environment
-from graphs.common import VALIDATE_NODE, current_context, dual_node, retrieve_candidates, validate_input
+from graphs.common import VALIDATE_NODE, validate_input
+from graphs.nodes import AgentCall, agent_node
 from state.base_state import BaseState
 from state.blackboard import post
 from state.context import Context
 from state.contract import RecInput, RecOutput
-
-
-def _prepare(ranker: PromptedRanker, state: BaseState) -> tuple[Any, Context, list[str], dict]:
-    ctx = current_context()
-    env = get_environment(ctx.dataset)
-    history = state.get("history", [])
-    extra: dict[str, Any] = {}
-    candidates = state.get("candidates")
-    if state.get("retrieve_mode") or not candidates:
-        candidates = retrieve_candidates(env, history, ctx.top_k)
-        extra["candidates"] = candidates
-    return ranker.task(env, ctx, history, candidates), ctx, candidates, extra
-
-
-def _update(ranker: PromptedRanker, result: AgentResult, extra: dict) -> dict[str, Any]:
-    answer, usage = result.output, result.usage
-    note = f"[{usage.source}] {answer.reason}".strip()
-    return {
-        **extra,
-        "ranking": answer.ranking,
-        "trace": [post(ranker.agent, note)],
-        "usage": [usage.as_dict()],
-    }
+from tools.catalog_index import retrieve_candidates
+from world.environment import Environment
 
 
 def make_ranker_node(ranker: PromptedRanker) -> Any:
-    """The agent node of one LLM baseline (sync and async)."""
+    """The agent node of one LLM baseline."""
 
-    def rank(state: BaseState, config: RunnableConfig) -> dict[str, Any]:
-        task, ctx, _, extra = _prepare(ranker, state)
-        return _update(ranker, run_agent(task, ctx, config), extra)
+    def prepare(state: BaseState, ctx: Context, env: Environment) -> AgentCall:
+        history = state.get("history", [])
+        extra: dict[str, Any] = {}
+        candidates = state.get("candidates")
+        if state.get("retrieve_mode") or not candidates:
+            candidates = retrieve_candidates(env, history, ctx.top_k)
+            extra["candidates"] = candidates
+        return AgentCall(ranker.task(env, ctx, history, candidates), lambda result: ranked(result, extra))
 
-    async def arank(state: BaseState, config: RunnableConfig) -> dict[str, Any]:
-        task, ctx, _, extra = _prepare(ranker, state)
-        return _update(ranker, await arun_agent(task, ctx, config), extra)
+    def ranked(result: AgentResult, extra: dict[str, Any]) -> dict[str, Any]:
+        answer, usage = result.output, result.usage
+        note = f"[{usage.source}] {answer.reason}".strip()
+        return {
+            **extra,
+            "ranking": answer.ranking,
+            "trace": [post(ranker.agent, note)],
+            "usage": [usage.as_dict()],
+        }
 
-    return dual_node(ranker.agent, rank, arank)
+    return agent_node(ranker.agent, prepare)
 
 
 def build_llm_baseline(name: str) -> StateGraph:

@@ -3,17 +3,17 @@
     START -> validate_input -> curate -> synthesise -> rerank -> END
 
 - curate (no LLM): candidate-aware features over the 1- and 2-hop neighbourhood, scored with the
-  domain rule set, top `memrec_k` with user/item floors (agents/memrec_curation.py);
+  domain rule set, top `memrec_k` with user/item floors (agents/memrec/curation.py);
 - synthesise (LM_Mem, role "mem"): N_f preference facets + support edges within tau tokens
-  (agents/memrec_synthesis.py);
+  (agents/memrec/synthesis.py);
 - rerank (LLM_Rec, role "rec", or the Vector configuration): per-candidate score and rationale
-  (agents/memrec_rerank.py).
+  (agents/memrec/rerank.py).
 
-Ablations share the topology: `memrec_no_read_graph` reads no neighbours in Stage R (w/o Collab.
-Read); `memrec_no_llm_rules_graph` curates with the hand-set `generic` rules (w/o LLM Curation).
-`memrec_no_write_graph` (w/o Collab. Write) has the same topology: the difference is that the
-benchmark runs no Stage W warm-up for it (graphs/memrec_write.py is Stage W; bench/memrec_warmup.py
-wires it into the protocol).
+Ablations share the topology and differ by the Context overrides and hooks `graphs.registry`
+declares: `memrec_no_read` reads no neighbours in Stage R (w/o Collab. Read); `memrec_no_llm_rules`
+curates with the hand-set `generic` rules (w/o LLM Curation); `memrec_no_write` (w/o Collab. Write)
+runs no Stage W warm-up (graphs/memrec_write.py is Stage W; graphs/lifecycle/memrec_warmup.py wires
+it into the benchmark).
 """
 
 from __future__ import annotations
@@ -25,21 +25,24 @@ import numpy as np
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 
-from agents.base import AgentResult, AgentTask, arun_agent, run_agent
-from agents.memrec_curation import Curated, curate, empty_curation, resolve_rule_set, rule_set_name
-from agents.memrec_rerank import rank_scores, rerank_task, vector_answer, vector_scores
-from agents.memrec_synthesis import synthesis_task
-from bench.environment import Environment, get_environment
-from bench.errors import RecgraphError
-from graphs.common import VALIDATE_NODE, current_context, dual_node, retrieve_candidates, validate_input
+from agents.base import AgentResult
+from agents.memrec.curation import Curated, curate, empty_curation, resolve_rule_set, rule_set_name
+from agents.memrec.features import feature_index
+from agents.memrec.rerank import rank_scores, rerank_task, vector_answer, vector_scores
+from agents.memrec.rules import FEATURES
+from agents.memrec.synthesis import synthesis_task
+from graphs.common import VALIDATE_NODE, validate_input
+from graphs.nodes import AgentCall, agent_node, step_node
+from graphs.run_context import current_context
 from state.blackboard import post
 from state.context import Context
 from state.contract import RecInput, RecOutput
-from state.memory_graph import item_node, user_node
-from state.memrec_features import feature_index
-from state.memrec_rules import FEATURES
 from state.memrec_schemas import CandidateScores
 from state.memrec_state import MemRecState
+from tools.catalog_index import retrieve_candidates
+from tools.memory_graph import item_node, user_node
+from world.environment import Environment, get_environment
+from world.errors import RecgraphError
 
 RANKERS = ("llm", "vector")
 """Values of `Context.memrec_ranker`."""
@@ -58,59 +61,51 @@ def curated_from_state(env: Environment, records: list[dict[str, Any]]) -> Curat
     return Curated([r["id"] for r in records], is_item, index, scores, features, len(records))
 
 
-def make_curate_node(use_read: bool | None, rules: str | None) -> Any:
-    """The curation node; `use_read`/`rules` (ablations) override the context when not None."""
-
-    def run(state: MemRecState, config: RunnableConfig) -> dict[str, Any]:
-        ctx = current_context()
-        env = get_environment(ctx.dataset)
-        index = feature_index(env, ctx.memrec_memory)
-        update: dict[str, Any] = {}
-        candidates = state.get("candidates")
-        if state.get("retrieve_mode") or not candidates:
-            candidates = retrieve_candidates(env, state.get("history", []), ctx.top_k)
-            update["candidates"] = candidates
-        name = rules or rule_set_name(ctx, env)
-        read = ctx.memrec_use_read if use_read is None else use_read
-        if read:
-            rule_set = resolve_rule_set(ctx, env, name)
-            found = curate(
-                index,
-                rule_set,
-                state["user_id"],
-                candidates,
-                ctx.memrec_k,
-                ctx.memrec_min_users,
-                ctx.memrec_min_items,
-                state.get("history"),
-            )
-        else:
-            found = empty_curation()
-        n_items = int(found.is_item.sum())
-        note = (
-            f"kept {len(found.node_ids)} of {found.pool} neighbours ({n_items} items, "
-            f"{len(found.node_ids) - n_items} users) with rules {name!r}"
-            if read
-            else "collaborative read disabled: no neighbours"
-        )
-        memory = index.graph.memory(user_node(state["user_id"]))[0]
-        return {
-            **update,
-            "rule_set": name,
-            "curated": found.as_records(),
-            "user_memory": memory,
-            "trace": [post("curate", note)],
-        }
-
-    async def arun(state: MemRecState, config: RunnableConfig) -> dict[str, Any]:
-        return run(state, config)
-
-    return dual_node("curate", run, arun)
-
-
-def _synthesis(state: MemRecState) -> tuple[AgentTask, Context, Any]:
+def curate_neighbours(state: MemRecState, config: RunnableConfig) -> dict[str, Any]:
+    """Candidate-aware curation of the user's neighbourhood (no LLM)."""
     ctx = current_context()
     env = get_environment(ctx.dataset)
+    index = feature_index(env, ctx.memrec_memory)
+    update: dict[str, Any] = {}
+    candidates = state.get("candidates")
+    if state.get("retrieve_mode") or not candidates:
+        candidates = retrieve_candidates(env, state.get("history", []), ctx.top_k)
+        update["candidates"] = candidates
+    name = rule_set_name(ctx, env)
+    read = ctx.memrec_use_read
+    if read:
+        rule_set = resolve_rule_set(ctx, env, name)
+        found = curate(
+            index,
+            rule_set,
+            state["user_id"],
+            candidates,
+            ctx.memrec_k,
+            ctx.memrec_min_users,
+            ctx.memrec_min_items,
+            state.get("history"),
+        )
+    else:
+        found = empty_curation()
+    n_items = int(found.is_item.sum())
+    note = (
+        f"kept {len(found.node_ids)} of {found.pool} neighbours ({n_items} items, "
+        f"{len(found.node_ids) - n_items} users) with rules {name!r}"
+        if read
+        else "collaborative read disabled: no neighbours"
+    )
+    memory = index.graph.memory(user_node(state["user_id"]))[0]
+    return {
+        **update,
+        "rule_set": name,
+        "curated": found.as_records(),
+        "user_memory": memory,
+        "trace": [post("curate", note)],
+    }
+
+
+def prepare_synthesis(state: MemRecState, ctx: Context, env: Environment) -> AgentCall:
+    """Stage R: LM_Mem synthesises preference facets from the curated neighbourhood."""
     index = feature_index(env, ctx.memrec_memory)
     found = curated_from_state(env, state.get("curated", []))
     candidates = state["candidates"]
@@ -128,10 +123,11 @@ def _synthesis(state: MemRecState) -> tuple[AgentTask, Context, Any]:
         ctx.memrec_token_budget,
         state.get("history"),
     )
-    return task, ctx, shown
+    return AgentCall(task, lambda result: synthesis_update(result, shown))
 
 
-def _synthesis_update(result: AgentResult, shown: Any) -> dict[str, Any]:
+def synthesis_update(result: AgentResult, shown: Any) -> dict[str, Any]:
+    """The synthesise node's state update: facets, support edges, context size, blackboard post."""
     answer, usage = result.output, result.usage
     facets = [f.model_dump() for f in answer.facets]
     edges = [e.model_dump(by_alias=True) for e in answer.support_edges]
@@ -149,21 +145,10 @@ def _synthesis_update(result: AgentResult, shown: Any) -> dict[str, Any]:
     }
 
 
-def _synthesise(state: MemRecState, config: RunnableConfig) -> dict[str, Any]:
-    task, ctx, shown = _synthesis(state)
-    return _synthesis_update(run_agent(task, ctx, config), shown)
-
-
-async def _asynthesise(state: MemRecState, config: RunnableConfig) -> dict[str, Any]:
-    task, ctx, shown = _synthesis(state)
-    return _synthesis_update(await arun_agent(task, ctx, config), shown)
-
-
-def _rerank(state: MemRecState) -> tuple[AgentTask, Context, dict[str, float]]:
-    ctx = current_context()
+def prepare_rerank(state: MemRecState, ctx: Context, env: Environment) -> AgentCall:
+    """ReRank: LLM_Rec scores every candidate (or the Vector configuration, without an LLM)."""
     if ctx.memrec_ranker not in RANKERS:
         raise RecgraphError(f"memrec_ranker must be one of {', '.join(RANKERS)}, got {ctx.memrec_ranker!r}")
-    env = get_environment(ctx.dataset)
     index = feature_index(env, ctx.memrec_memory)
     found = curated_from_state(env, state.get("curated", []))
     candidates, facets, user = state["candidates"], state.get("facets", []), state["user_id"]
@@ -182,12 +167,12 @@ def _rerank(state: MemRecState) -> tuple[AgentTask, Context, dict[str, float]]:
     instruction = state.get("instruction") or env.dataset.instructions.get(user)
     user_memory = state.get("user_memory", "")
     task = rerank_task(env, candidates, instruction, user_memory, facets, memories, fallback, quick_scores)
-    if ctx.memrec_ranker == "vector":
-        ctx = replace(ctx, rec_model="heuristic")
-    return task, ctx, quick_scores
+    ask = replace(ctx, rec_model="heuristic") if ctx.memrec_ranker == "vector" else None
+    return AgentCall(task, lambda result: rerank_update(state, result, quick_scores), context=ask)
 
 
-def _rerank_update(state: MemRecState, result: AgentResult, vector: dict[str, float]) -> dict[str, Any]:
+def rerank_update(state: MemRecState, result: AgentResult, vector: dict[str, float]) -> dict[str, Any]:
+    """The rerank node's state update: ranking (ties by the vector score), scores, rationales."""
     answer, usage = result.output, result.usage
     scores = {entry.item_id: entry.score for entry in answer.scores}
     ranking = rank_scores(state["candidates"], scores, vector)
@@ -201,23 +186,18 @@ def _rerank_update(state: MemRecState, result: AgentResult, vector: dict[str, fl
     }
 
 
-def _rerank_sync(state: MemRecState, config: RunnableConfig) -> dict[str, Any]:
-    task, ctx, vector = _rerank(state)
-    return _rerank_update(state, run_agent(task, ctx, config), vector)
+curate_node = step_node("curate", curate_neighbours)
+synthesise = agent_node("synthesise", prepare_synthesis)
+rerank = agent_node("rerank", prepare_rerank)
 
 
-async def _rerank_async(state: MemRecState, config: RunnableConfig) -> dict[str, Any]:
-    task, ctx, vector = _rerank(state)
-    return _rerank_update(state, await arun_agent(task, ctx, config), vector)
-
-
-def build_memrec(use_read: bool | None = None, rules: str | None = None) -> StateGraph:
-    """The uncompiled MemRec graph; `use_read`/`rules` fix an ablation (None: from the Context)."""
+def build_memrec() -> StateGraph:
+    """The uncompiled MemRec graph (its ablations are Context overrides in `graphs.registry`)."""
     builder = StateGraph(MemRecState, input_schema=RecInput, output_schema=RecOutput, context_schema=Context)
     builder.add_node(VALIDATE_NODE, validate_input)
-    builder.add_node("curate", make_curate_node(use_read, rules))
-    builder.add_node("synthesise", dual_node("synthesise", _synthesise, _asynthesise))
-    builder.add_node("rerank", dual_node("rerank", _rerank_sync, _rerank_async))
+    builder.add_node("curate", curate_node)
+    builder.add_node("synthesise", synthesise)
+    builder.add_node("rerank", rerank)
     builder.add_edge(START, VALIDATE_NODE)
     builder.add_edge(VALIDATE_NODE, "curate")
     builder.add_edge("curate", "synthesise")
@@ -229,10 +209,6 @@ def build_memrec(use_read: bool | None = None, rules: str | None = None) -> Stat
 builder = build_memrec()
 """The full MemRec graph, uncompiled."""
 graph = builder.compile(name="memrec")
-"""MemRec: curate -> synthesise -> rerank."""
-memrec_no_read_graph = build_memrec(use_read=False).compile(name="memrec_no_read")
-"""Ablation w/o Collab. Read: Stage R sees only the user's own memory."""
-memrec_no_llm_rules_graph = build_memrec(rules="generic").compile(name="memrec_no_llm_rules")
-"""Ablation w/o LLM Curation: the hand-set generic rule set."""
-memrec_no_write_graph = build_memrec().compile(name="memrec_no_write")
-"""Ablation w/o Collab. Write: the full read path over memories Stage W never updated."""
+"""MemRec: curate -> synthesise -> rerank. Its ablations (`memrec_no_read`: memrec_use_read=False;
+`memrec_no_llm_rules`: memrec_rules="generic"; `memrec_no_write`: no Stage W warm-up) are this graph
+with the overrides and hooks `graphs.registry` declares."""

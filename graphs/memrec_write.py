@@ -6,7 +6,7 @@
 - select_neighbours (no LLM): the interaction's curated neighbourhood (the item as the only
   candidate), top `memrec_fanout_cap`, and the (text, version) of every node involved;
 - propagate (LM_Mem, role "mem"): ONE call returning new user and item memories and updates for
-  chosen neighbours (agents/memrec_write.py), with the deterministic memory edit as fallback;
+  chosen neighbours (agents/memrec/write.py), with the deterministic memory edit as fallback;
 - commit: by `Context.memrec_write_mode` — `background` queues the job durably for the shared
   background writer and returns at once (recommendation never waits for it), `sync` applies it
   before returning (reproducible benchmarks), `propose` returns the job without applying it.
@@ -26,19 +26,21 @@ from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from typing_extensions import TypedDict
 
-from agents.base import AgentResult, arun_agent, run_agent
-from agents.memrec_curation import curate, resolve_rule_set
-from agents.memrec_write import write_job, write_job_id, write_task
-from bench.environment import get_environment
-from bench.errors import RecgraphError
-from graphs.common import current_context, describe_validation_error, dual_node
+from agents.base import AgentResult
+from agents.memrec.curation import curate, resolve_rule_set
+from agents.memrec.features import feature_index
+from agents.memrec.write import write_job, write_job_id, write_task
+from graphs.common import describe_validation_error
+from graphs.nodes import AgentCall, agent_node, step_node
+from graphs.run_context import current_context
 from state.blackboard import BlackboardMessage, append_messages, post
 from state.context import Context
 from state.contract import InvalidRecInput
-from state.memory_graph import item_node, user_node
-from state.memory_writer import shared_writer
-from state.memrec_features import feature_index
 from state.memrec_schemas import MemoryWrite
+from tools.memory_graph import item_node, user_node
+from tools.memory_writer import shared_writer
+from world.environment import Environment, get_environment
+from world.errors import RecgraphError
 
 WRITE_MODES = ("background", "sync", "propose")
 """Values of `Context.memrec_write_mode`."""
@@ -110,10 +112,6 @@ def _validate_write(state: WriteState, config: RunnableConfig) -> dict[str, Any]
     return {**request.model_dump(), "job_id": job_id, "trace": [post("validate_write", note)]}
 
 
-async def _validate_write_async(state: WriteState, config: RunnableConfig) -> dict[str, Any]:
-    return _validate_write(state, config)
-
-
 def _memories(state: WriteState) -> dict[str, tuple[str, int]]:
     """The (text, version) pairs `select_neighbours` read, back from their JSON-friendly lists."""
     return {node: (text, version) for node, (text, version) in state["memories"].items()}
@@ -136,35 +134,21 @@ def _select(state: WriteState, config: RunnableConfig) -> dict[str, Any]:
     }
 
 
-async def _aselect(state: WriteState, config: RunnableConfig) -> dict[str, Any]:
-    return _select(state, config)
-
-
-def _task(state: WriteState) -> tuple[Any, Context]:
-    ctx = current_context()
-    env = get_environment(ctx.dataset)
+def prepare_propagation(state: WriteState, ctx: Context, env: Environment) -> AgentCall:
+    """Stage W's one LM_Mem call: new user and item memories and the chosen neighbours' updates."""
     index = feature_index(env, ctx.memrec_memory)
     offered = state["offered"]
     task = write_task(
         env, index, state["user_id"], state["item_id"], offered, _memories(state), ctx.memrec_fanout_cap
     )
-    return task, ctx
+    return AgentCall(task, proposal_update)
 
 
-def _proposal(result: AgentResult[MemoryWrite]) -> dict[str, Any]:
+def proposal_update(result: AgentResult[MemoryWrite]) -> dict[str, Any]:
+    """The propagate node's state update: the validated proposal and its usage."""
     answer, usage = result.output, result.usage
     note = f"[{usage.source}] {len(answer.neighbor_updates)} neighbour updates"
     return {"proposal": answer.model_dump(), "trace": [post("propagate", note)], "usage": [usage.as_dict()]}
-
-
-def _propagate(state: WriteState, config: RunnableConfig) -> dict[str, Any]:
-    task, ctx = _task(state)
-    return _proposal(run_agent(task, ctx, config))
-
-
-async def _apropagate(state: WriteState, config: RunnableConfig) -> dict[str, Any]:
-    task, ctx = _task(state)
-    return _proposal(await arun_agent(task, ctx, config))
 
 
 def _commit(state: WriteState, config: RunnableConfig) -> dict[str, Any]:
@@ -185,19 +169,15 @@ def _commit(state: WriteState, config: RunnableConfig) -> dict[str, Any]:
     }
 
 
-async def _acommit(state: WriteState, config: RunnableConfig) -> dict[str, Any]:
-    return _commit(state, config)
-
-
 def build_memrec_write() -> StateGraph:
     """The uncompiled Stage W graph."""
     builder = StateGraph(
         WriteState, input_schema=WriteInput, output_schema=WriteOutput, context_schema=Context
     )
-    builder.add_node("validate_write", dual_node("validate_write", _validate_write, _validate_write_async))
-    builder.add_node("select_neighbours", dual_node("select_neighbours", _select, _aselect))
-    builder.add_node("propagate", dual_node("propagate", _propagate, _apropagate))
-    builder.add_node("commit", dual_node("commit", _commit, _acommit))
+    builder.add_node("validate_write", step_node("validate_write", _validate_write))
+    builder.add_node("select_neighbours", step_node("select_neighbours", _select))
+    builder.add_node("propagate", agent_node("propagate", prepare_propagation))
+    builder.add_node("commit", step_node("commit", _commit))
     builder.add_edge(START, "validate_write")
     builder.add_edge("validate_write", "select_neighbours")
     builder.add_edge("select_neighbours", "propagate")

@@ -1,74 +1,120 @@
-"""Every method by name: where its compiled graph lives and what it is."""
+"""Every method by name: the one extension point.
+
+A method is one `MethodSpec`: where its compiled graph is, what kind it is, the `Context` fields
+its ablation fixes, and optional lifecycle hooks the harness and the CLI call generically:
+
+- `prepare(PrepareRequest) -> Prepared`: training or warm-up before any user is ranked (MemRec's
+  Stage W warm-up); returns the method's context and figures for metrics.json;
+- `perf_extras(PerfRequest) -> dict`: extra `bench perf` figures (MemRec's curation latency);
+- `record_extras(metrics, details, context) -> dict`: per-user figures that need the scored ranking;
+- `cli(subparsers) -> None`: adds the method family's `recgraph <family> ...` subcommands.
+
+Hooks are named as "module:function" and imported on first use, so reading the registry is cheap
+(Studio starts fast) and `graphs` never imports the harness. `langgraph.json` is generated from
+`served_graphs()` (`python -m graphs.registry > langgraph.json`; a test fails when they differ).
+"""
 
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
-from typing import Any
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from functools import cache
+from typing import Any, Literal
 
 from langgraph.graph.state import CompiledStateGraph
 
-from bench.errors import RecgraphError
+from graphs.run_context import OVERRIDES_KEY
+from state.context import Context
+from world.errors import RecgraphError
 
 
 @dataclass(frozen=True)
 class MethodSpec:
-    """Where a method's graph is and how to describe it."""
+    """Where a method's graph is, how to describe it, and how it plugs into the harness."""
 
-    module: str
-    """Python module holding the compiled graph."""
-    attribute: str
-    """Name of the compiled graph in that module."""
-    kind: str
-    """"classic" (no LLM) or "llm" (agents with an LLM policy and a fallback)."""
+    graph: str
+    """"module:attribute" of the compiled graph (shared by a method and its ablations)."""
+    kind: Literal["classic", "llm"]
+    """"classic" (no LLM) or "llm" (agents with an LLM policy and a deterministic fallback)."""
     summary: str
-    """One line for help texts and reports."""
-    memory: str = ""
-    """MemRec memory graph use in the benchmark: "" none, "read" (its own graph, never written) or
-    "write" (its own graph; each user's warm-up interaction goes through Stage W before ranking)."""
-    overrides: dict[str, Any] = field(default_factory=dict)
-    """Context fields this method fixes (applied to its warm-up and ranking)."""
+    """One line for help texts, reports and the Studio assistant's description."""
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+    """Context fields this method fixes; applied in bench, perf, recommend, hooks and Studio."""
+    prepare: str = ""
+    """"module:function" run before ranking (training / warm-up); empty: nothing to prepare."""
+    perf_extras: str = ""
+    """"module:function" adding method-specific figures to `bench perf`; empty: none."""
+    record_extras: str = ""
+    """"module:function" (metrics, details, context) -> dict: per-user figures that need the scored
+    ranking (e.g. ChainRec's reward), stored in results.jsonl `details`; empty: none."""
+    cli: str = ""
+    """"module:function" registering the family's CLI subcommands; empty: none."""
+
+
+@dataclass(frozen=True)
+class ServiceGraph:
+    """A graph served in Studio that is not a recommender (e.g. a memory-write or training graph)."""
+
+    graph: str
+    """"module:attribute" of the compiled graph."""
+    summary: str
+    """The Studio assistant's description."""
+
+
+MEMREC_WARMUP = "graphs.lifecycle.memrec_warmup"
+MEMREC_PERF = "graphs.lifecycle.memrec_perf:memrec_extras"
+MEMREC_CLI = "recgraph.memrec_command:register"
+
+
+def _memrec(summary: str, prepare: str, **overrides: Any) -> MethodSpec:
+    return MethodSpec(
+        "graphs.memrec:graph",
+        "llm",
+        summary,
+        overrides,
+        prepare=f"{MEMREC_WARMUP}:{prepare}",
+        perf_extras=MEMREC_PERF,
+        cli=MEMREC_CLI,
+    )
 
 
 METHODS: dict[str, MethodSpec] = {
-    "random": MethodSpec("graphs.baselines", "random_graph", "classic", "seeded random order"),
-    "popularity": MethodSpec("graphs.baselines", "popularity_graph", "classic", "training popularity"),
-    "itemknn": MethodSpec("graphs.baselines", "itemknn_graph", "classic", "item-item co-occurrence CF"),
-    "bpr": MethodSpec("graphs.baselines", "bpr_graph", "classic", "BPR matrix factorisation"),
-    "embedding": MethodSpec(
-        "graphs.baselines", "embedding_graph", "classic", "MiniLM cosine to recent history"
-    ),
+    "random": MethodSpec("graphs.baselines:random_graph", "classic", "seeded random order"),
+    "popularity": MethodSpec("graphs.baselines:popularity_graph", "classic", "training popularity"),
+    "itemknn": MethodSpec("graphs.baselines:itemknn_graph", "classic", "item-item co-occurrence CF"),
+    "bpr": MethodSpec("graphs.baselines:bpr_graph", "classic", "BPR matrix factorisation"),
+    "embedding": MethodSpec("graphs.baselines:embedding_graph", "classic", "MiniLM cosine to recent history"),
     "vanilla_llm": MethodSpec(
-        "graphs.llm_baselines", "vanilla_llm_graph", "llm", "zero-shot LLM ranking (LLMRank)"
+        "graphs.llm_baselines:vanilla_llm_graph", "llm", "zero-shot LLM ranking (LLMRank)"
     ),
     "recency_llm": MethodSpec(
-        "graphs.llm_baselines", "recency_llm_graph", "llm", "LLM ranking from recent items (ARAG)"
+        "graphs.llm_baselines:recency_llm_graph", "llm", "LLM ranking from recent items (ARAG)"
     ),
     "vanilla_rag": MethodSpec(
-        "graphs.llm_baselines", "vanilla_rag_graph", "llm", "LLM ranking with retrieved history"
+        "graphs.llm_baselines:vanilla_rag_graph", "llm", "LLM ranking with retrieved history"
     ),
-    "arag": MethodSpec("graphs.arag", "graph", "llm", "ARAG: UUA ∥ NLI → CSA → IRA blackboard agents"),
-    "arag_no_nli": MethodSpec("graphs.arag", "arag_no_nli_graph", "llm", "ARAG without NLI"),
-    "arag_no_nli_csa": MethodSpec("graphs.arag", "arag_no_nli_csa_graph", "llm", "ARAG without NLI and CSA"),
-    "memrec": MethodSpec(
-        "graphs.memrec", "graph", "llm", "MemRec: curate, synthesise facets, rerank; Stage W", "write"
+    "arag": MethodSpec("graphs.arag:graph", "llm", "ARAG: UUA ∥ NLI → CSA → IRA blackboard agents"),
+    "arag_no_nli": MethodSpec("graphs.arag:arag_no_nli_graph", "llm", "ARAG without NLI"),
+    "arag_no_nli_csa": MethodSpec("graphs.arag:arag_no_nli_csa_graph", "llm", "ARAG without NLI and CSA"),
+    "memrec": _memrec("MemRec: curate, synthesise facets, rerank; Stage W", "with_stage_w"),
+    "memrec_no_read": _memrec(
+        "MemRec without collaborative read", "with_stage_w", memrec_use_read=False
     ),
-    "memrec_no_read": MethodSpec(
-        "graphs.memrec", "memrec_no_read_graph", "llm", "MemRec without collaborative read", "write"
+    "memrec_no_llm_rules": _memrec(
+        "MemRec with the generic curation rules", "with_stage_w", memrec_rules="generic"
     ),
-    "memrec_no_llm_rules": MethodSpec(
-        "graphs.memrec",
-        "memrec_no_llm_rules_graph",
-        "llm",
-        "MemRec with the generic curation rules",
-        "write",
-        {"memrec_rules": "generic"},
-    ),
-    "memrec_no_write": MethodSpec(
-        "graphs.memrec", "memrec_no_write_graph", "llm", "MemRec without collaborative write", "read"
-    ),
+    "memrec_no_write": _memrec("MemRec without collaborative write", "read_only"),
 }
 """Method name -> spec; `all` means every entry, in this order."""
+
+SERVICE_GRAPHS: dict[str, ServiceGraph] = {
+    "memrec_write": ServiceGraph(
+        "graphs.memrec_write:graph", "MemRec Stage W: propagate one interaction into the memory graph"
+    ),
+}
+"""Graphs served in Studio besides the recommenders."""
 
 
 def parse_methods(text: str) -> list[str]:
@@ -83,7 +129,58 @@ def parse_methods(text: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def resolve(reference: str) -> Any:
+    """The object a "module:attribute" reference names (imported on first use)."""
+    module, _, attribute = reference.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+@cache
 def get_graph(name: str) -> CompiledStateGraph:
-    """The compiled graph of method `name` (imported on first use)."""
+    """The compiled graph of method `name`, carrying the method's Context overrides and name."""
     spec = METHODS[name]
-    return getattr(importlib.import_module(spec.module), spec.attribute)
+    graph: CompiledStateGraph = resolve(spec.graph)
+    if spec.overrides:
+        graph = graph.with_config(configurable={OVERRIDES_KEY: dict(spec.overrides)})
+    return graph.copy(update={"name": name}) if graph.name != name else graph
+
+
+def method_context(name: str, context: Context) -> Context:
+    """`context` with method `name`'s overrides applied (what its hooks and graph see)."""
+    overrides = METHODS[name].overrides
+    return replace(context, **overrides) if overrides else context
+
+
+def hook(name: str, which: Literal["prepare", "perf_extras", "record_extras"]) -> Callable[..., Any] | None:
+    """Method `name`'s lifecycle hook, or None when it declares none."""
+    reference = getattr(METHODS[name], which)
+    return resolve(reference) if reference else None
+
+
+def cli_registrars() -> list[Callable[[Any], None]]:
+    """Every distinct CLI registration hook, in registry order."""
+    references = dict.fromkeys(spec.cli for spec in METHODS.values() if spec.cli)
+    return [resolve(reference) for reference in references]
+
+
+def served_graphs() -> dict[str, str]:
+    """langgraph.json's `graphs`: every method and service graph by name."""
+    served = {name: f"./graphs/served.py:{name}" for name in METHODS}
+    served.update({name: f"./graphs/served.py:{name}" for name in SERVICE_GRAPHS})
+    return served
+
+
+def descriptions() -> dict[str, str]:
+    """Studio assistant descriptions by graph name."""
+    found = {name: spec.summary for name, spec in METHODS.items()}
+    found.update({name: spec.summary for name, spec in SERVICE_GRAPHS.items()})
+    return found
+
+
+def langgraph_json() -> str:
+    """The content langgraph.json must have."""
+    return json.dumps({"dependencies": ["."], "graphs": served_graphs()}, indent=2) + "\n"
+
+
+if __name__ == "__main__":
+    print(langgraph_json(), end="")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bench.data import Dataset
+from world.data import Dataset
 
 CANDIDATES_HEADER = "Candidates (id in square brackets):"
 

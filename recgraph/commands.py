@@ -53,15 +53,17 @@ def bench(args: argparse.Namespace) -> int:
     """`recgraph bench`: run methods on one protocol and write the four report files."""
     from agents.backends import describe_backend
     from bench import report
-    from bench.environment import get_environment
-    from bench.errors import ProtocolError
+    from bench.compare import add_statistics, check_reference
     from bench.protocol import check_protocol, plan_cases
-    from bench.results_log import ResultsLog
     from bench.runner import run_benchmark
     from graphs.registry import parse_methods
     from recgraph.llm_session import llm_session
+    from world.environment import get_environment
+    from world.errors import ProtocolError
+    from world.results_log import ResultsLog
 
     methods = parse_methods(args.methods)
+    check_reference(args.reference, methods)
     protocol = protocol_from_args(args, args.llm)
     check_protocol(protocol)
     if args.concurrency < 1:
@@ -80,19 +82,22 @@ def bench(args: argparse.Namespace) -> int:
         resumed = {m: len(log.done(m)) for m in methods}
 
         def advance(method: str, count: int) -> None:
-            if method not in tasks:  # a method's preparation step (MemRec's Stage W warm-up)
-                tasks[method] = progress.add_task(method, total=len(cases))
-                resumed[method] = 0
             progress.update(tasks[method], completed=resumed[method] + count)
 
-        results = run_benchmark(methods, cases, protocol, log, args.concurrency, context, advance)
+        def phase(label: str, done: int, total: int) -> None:  # a method's prepare hook at work
+            if label not in tasks:
+                tasks[label] = progress.add_task(label, total=total)
+            progress.update(tasks[label], completed=done, total=total)
+
+        results = run_benchmark(methods, cases, protocol, log, args.concurrency, context, advance, phase)
         server_stats = server.stats() if server else None
     name = env.dataset.name
     settings = protocol.as_dict()
-    report.write_metrics(out, name, settings, results, server_stats)
-    report.write_report_md(out, name, settings, results)
-    report.write_report_png(out, name, settings, results)
-    console.print(report.rich_table(name, settings, results))
+    comparisons = add_statistics(results, log, cases, args.reference)  # CIs beside values; vs reference
+    report.write_metrics(out, name, settings, results, server_stats, comparisons)
+    report.write_report_md(out, name, settings, results, comparisons)
+    report.write_report_png(out, name, settings, results, comparisons)
+    console.print(report.rich_report(name, settings, results, comparisons))
     if server_stats is not None:
         console.print(report.fault_table(server_stats, results))
     console.print(f"wrote {out}/metrics.json, results.jsonl, report.md, report.png")
@@ -114,8 +119,8 @@ def progress_bar() -> Progress:
 
 def datasets(args: argparse.Namespace) -> int:
     """`recgraph datasets`: what is available, with statistics."""
-    from bench.datasets import BUILTIN
-    from bench.environment import get_environment
+    from world.datasets import BUILTIN
+    from world.environment import get_environment
 
     table = Table(title="datasets")
     table.add_column("dataset", no_wrap=True)
@@ -143,10 +148,10 @@ def datasets(args: argparse.Namespace) -> int:
 def recommend(args: argparse.Namespace) -> int:
     """`recgraph recommend`: one user's ranked list with titles (and rationales if any)."""
     from agents.backends import describe_backend
-    from bench.environment import get_environment
     from bench.protocol import Protocol, plan_cases_for
     from graphs.registry import get_graph, parse_methods
     from recgraph.llm_session import llm_session
+    from world.environment import get_environment
 
     method = parse_methods(args.method)[0]
     env = get_environment(args.dataset)

@@ -8,6 +8,31 @@ import argparse
 from pathlib import Path
 
 from recgraph.commands import console
+from recgraph.options import add_dataset_options
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add `recgraph memrec rules|feedback|init` (the registry's CLI hook for MemRec methods)."""
+    memrec_parser = commands.add_parser(
+        "memrec",
+        help="MemRec tools: `memrec rules` writes curation rules; `memrec feedback` runs Stage W on one "
+        "interaction; `memrec init` has LM_Mem write users' initial memories",
+    )
+    memrec_parser.add_argument("action", choices=["rules", "feedback", "init"])
+    memrec_parser.add_argument("--out", default=None, help="rules: where to save the rule set (JSON)")
+    memrec_parser.add_argument(
+        "--user", default=None, help="feedback: the user who interacted; init: only this user"
+    )
+    memrec_parser.add_argument(
+        "--users", type=int, default=None, help="init: only the first N users (by id)"
+    )
+    memrec_parser.add_argument("--concurrency", type=int, default=8, help="init: LLM calls in flight")
+    memrec_parser.add_argument("--item", default=None, help="feedback: the item they interacted with")
+    memrec_parser.add_argument(
+        "--memory", default="", help="feedback/init: memory graph file (default: the dataset's own)"
+    )
+    add_dataset_options(memrec_parser)
+    memrec_parser.set_defaults(handler=memrec)
 
 
 def memrec(args: argparse.Namespace) -> int:
@@ -22,11 +47,11 @@ def memrec(args: argparse.Namespace) -> int:
 def initialise(args: argparse.Namespace) -> int:
     """The optional LM_Mem pass that writes users' initial memories (resumable)."""
     from agents.backends import describe_backend
-    from bench.data import natural_key
-    from bench.environment import get_environment
-    from bench.errors import RecgraphError
-    from bench.memrec_init_pass import initialise_memories
+    from graphs.lifecycle.memrec_init_pass import initialise_memories
     from recgraph.llm_session import llm_session
+    from world.data import natural_key
+    from world.environment import get_environment
+    from world.errors import RecgraphError
 
     env = get_environment(args.dataset)
     users = sorted(env.cases, key=natural_key)
@@ -55,9 +80,9 @@ def feedback(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
     from agents.backends import describe_backend
-    from bench.errors import RecgraphError
     from graphs.memrec_write import graph
     from recgraph.llm_session import llm_session
+    from world.errors import RecgraphError
 
     if not args.user or not args.item:
         raise RecgraphError("memrec feedback needs --user and --item")
@@ -83,11 +108,11 @@ def rules(args: argparse.Namespace) -> int:
     """LM_Mem writes the domain's curation rules; they are validated and saved."""
     from agents.backends import describe_backend
     from agents.base import run_agent
-    from agents.memrec_rule_writer import rule_writer_task
-    from bench.environment import get_environment
-    from bench.paths import dataset_cache
+    from agents.memrec.rule_writer import rule_writer_task
+    from agents.memrec.rules import load_rule_set
     from recgraph.llm_session import llm_session
-    from state.memrec_rules import load_rule_set
+    from world.environment import get_environment
+    from world.paths import dataset_cache
 
     env = get_environment(args.dataset)
     with llm_session(args) as (context, _):

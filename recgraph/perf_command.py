@@ -13,12 +13,12 @@ from recgraph.commands import console, protocol_from_args
 
 def perf(args: argparse.Namespace) -> int:
     """Measure overhead, critical path, throughput and tokens; write `<out>/perf.json`."""
-    from bench.environment import get_environment
-    from bench.errors import ProtocolError
     from bench.perf import measure_method, perf_context
     from bench.protocol import plan_cases
     from graphs.registry import parse_methods
     from recgraph.llm_session import llm_session
+    from world.environment import get_environment
+    from world.errors import ProtocolError
 
     if args.latency < 0 or args.concurrency < 1:
         raise ProtocolError("--latency must be >= 0 and --concurrency >= 1")

@@ -20,7 +20,7 @@ class BaseState(TypedDict, total=False):
     instruction: str | None
     """Input: the user's natural-language request, if any."""
     scenario: str
-    """Input: which part of the history is visible (see bench.scenarios)."""
+    """Input: which part of the history is visible (see world.scenarios)."""
     history: list[str]
     """Written by `validate_input`: the visible history, oldest first."""
     retrieve_mode: bool

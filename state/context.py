@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Literal
+
+from state.context_arag import AragKnobs
+from state.context_memrec import MemRecKnobs
 
 
 @dataclass(kw_only=True)
-class Context:
-    """Per-run configuration shared by all graphs; methods read the fields they need."""
+class CommonKnobs:
+    """Dataset, LLM backends and the knobs the baselines share."""
 
     dataset: str = field(
         default="ml-100k",
@@ -77,99 +79,15 @@ class Context:
     )
     bpr_factors: int = field(default=64, metadata={"description": "BPR: latent factors."})
     bpr_iterations: int = field(default=100, metadata={"description": "BPR: training epochs."})
-    recall_k: int = field(
-        default=0,
-        metadata={"description": "ARAG retrieve mode: recall-set size k from the catalog index (0: top_k)."},
-    )
-    session_items: int = field(
-        default=5,
-        metadata={
-            "description": "ARAG: the last N history items are the current session C_st; the rest is "
-            "the long-term context C_lt."
-        },
-    )
-    long_term_items: int = field(
-        default=30,
-        metadata={"description": "ARAG: most recent long-term items the prompts list (0: all)."},
-    )
-    nli_threshold: float = field(
-        default=5.0,
-        metadata={
-            "description": "ARAG: θ on the 0–10 NLI scale (5 = neutral); items scoring at least θ are "
-            "accepted into the context summary (the rest are still ranked)."
-        },
-    )
-    nli_mode: Literal["batched", "per_item"] = field(
-        default="batched",
-        metadata={
-            "description": "ARAG: batched = one NLI call scores every recalled item; per_item = one "
-            "call per item (fanned out with Send, still in parallel with user understanding)."
-        },
-    )
-    use_nli: bool = field(
-        default=True,
-        metadata={"description": "ARAG: run the NLI agent (off: the context summary covers all items)."},
-    )
-    use_csa: bool = field(
-        default=True,
-        metadata={"description": "ARAG: run the context summary agent (off: the ranker reads no S_ctx)."},
-    )
-    # MemRec (graphs/memrec.py)
-    memrec_rules: str = field(
-        default="auto",
-        metadata={
-            "description": "MemRec curation rule set: a shipped name (books, goodreads, movietv, yelp, "
-            "generic), a JSON file path, or auto (from the dataset name: ml-*/movie -> movietv, "
-            "book -> books, goodreads, yelp; otherwise generic)."
-        },
-    )
-    memrec_k: int = field(
-        default=16, metadata={"description": "MemRec: curated neighbours k (users + items)."}
-    )
-    memrec_min_users: int = field(
-        default=4, metadata={"description": "MemRec: user neighbours kept whatever their score (floor)."}
-    )
-    memrec_min_items: int = field(
-        default=4, metadata={"description": "MemRec: item neighbours kept whatever their score (floor)."}
-    )
-    memrec_facets: int = field(
-        default=7, metadata={"description": "MemRec: preference facets N_f (Stage R)."}
-    )
-    memrec_token_budget: int = field(
-        default=1800,
-        metadata={
-            "description": "MemRec: token budget tau of the Stage R context (about 4 characters a token)."
-        },
-    )
-    memrec_ranker: str = field(
-        default="llm",
-        metadata={
-            "description": "MemRec Stage ReRank: llm (LLM_Rec, role rec) or vector (the paper's Vector "
-            "configuration: facet match + embedding similarity + collaborative signal, no LLM)."
-        },
-    )
-    memrec_use_read: bool = field(
-        default=True,
-        metadata={"description": "MemRec: read curated neighbours in Stage R (False: w/o Collab. Read)."},
-    )
-    memrec_fanout_cap: int = field(
-        default=8,
-        metadata={"description": "MemRec Stage W: at most this many curated neighbours updated per write."},
-    )
-    memrec_write_mode: str = field(
-        default="background",
-        metadata={
-            "description": "MemRec Stage W: background (queue for the background writer and return), sync "
-            "(apply before returning; reproducible) or propose (return the job, apply nothing)."
-        },
-    )
-    memrec_memory: str = field(
-        default="",
-        metadata={
-            "description": "MemRec memory graph file (SQLite); empty: the dataset's default file "
-            "under RECGRAPH_HOME."
-        },
-    )
+
+
+@dataclass(kw_only=True)
+class Context(MemRecKnobs, AragKnobs, CommonKnobs):
+    """Per-run configuration shared by all graphs; methods read the fields they need.
+
+    Each method's knobs live in their own class (state/context_<method>.py); a new method adds
+    its class to these bases. Every field has a default and a description (Studio shows both).
+    """
 
 
 def backend_for(context: Context, role: str) -> str:

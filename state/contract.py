@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from typing_extensions import TypedDict
 
 from state.blackboard import BlackboardMessage, append_messages
+from world.errors import InvalidRecInput
+from world.scenarios import SCENARIOS, Scenario
 
-Scenario = Literal["classic", "cold_user", "cold_item", "evolving_long", "evolving_short"]
-SCENARIOS: tuple[str, ...] = Scenario.__args__
-
-
-class InvalidRecInput(ValueError):
-    """A `RecInput` that names something the dataset does not have."""
+__all__ = ["SCENARIOS", "InvalidRecInput", "RecInput", "RecOutput", "Scenario"]
 
 
 class RecInput(BaseModel):
@@ -78,3 +75,6 @@ class RecOutput(TypedDict, total=False):
     """The blackboard messages of this run, in posting order."""
     usage: Annotated[list[dict[str, Any]], operator.add]
     """One record per agent invocation: calls, tokens, cost, latency, repairs, fallback."""
+    details: dict[str, Any]
+    """Method-specific per-user figures (e.g. planning steps, tools used); the benchmark stores them
+    in results.jsonl and summarises them in metrics.json (numbers averaged, string lists counted)."""

@@ -10,11 +10,11 @@ import pytest
 from agents.base import AgentTask, InvalidAnswer, run_agent
 from agents.ranking import repair_ranking
 from agents.usage import critical_path_depth, price_of, summarise_usage
-from bench.errors import RecgraphError
 from graphs.llm_baselines import vanilla_llm_graph
 from state.context import Context
 from state.schemas import RankedList
 from tests.fakes import ScriptedChatModel, install
+from world.errors import RecgraphError
 
 CANDIDATES = ["a", "b", "c", "d"]
 FALLBACK = ["d", "c", "b", "a"]

@@ -17,14 +17,14 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 
-from agents.arag_signals import fused_scores, heuristic_nli, session_similarity
+from agents.arag.signals import fused_scores, heuristic_nli, session_similarity
 from agents.usage import critical_path_depth
-from bench.environment import get_environment
 from bench.protocol import Protocol, plan_cases
 from bench.sim_process import SimServer
 from graphs.arag import arag_no_nli_csa_graph, arag_no_nli_graph, build_arag, graph
 from state.context import Context
 from tests.fakes import install
+from world.environment import get_environment
 
 CANDIDATES = ["50", "181", "1", "2", "3", "100"]
 REQUEST = {"user_id": "1", "candidates": CANDIDATES}

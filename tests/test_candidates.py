@@ -3,7 +3,7 @@
 import pytest
 
 from bench.candidates import sample_candidates
-from bench.errors import ProtocolError
+from world.errors import ProtocolError
 
 CATALOG = [str(i) for i in range(1, 201)]
 

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from agents.classic_rankers import item_similarity, train_bpr
-from bench.environment import get_environment
 from graphs.registry import get_graph
 from state.context import Context
+from world.environment import get_environment
 
 
 def rank(method: str, folder: Path, user: str, candidates: list[str], **knobs) -> dict:

@@ -47,7 +47,7 @@ def test_integer_ids_are_accepted() -> None:
 
 def test_retrieve_mode_returns_top_k_unseen_items() -> None:
     output = get_graph("itemknn").invoke({"user_id": "1"}, context=Context(top_k=7))
-    from bench.environment import get_environment
+    from world.environment import get_environment
 
     history = set(get_environment("ml-100k").history("1"))
     assert len(output["ranking"]) == 7

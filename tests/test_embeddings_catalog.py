@@ -4,9 +4,10 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.embeddings import embed_texts, item_embeddings
-from bench.environment import get_environment
-from bench.paths import dataset_cache
+from tools.catalog_index import catalog_index
+from world.embeddings import embed_texts, item_embeddings
+from world.environment import get_environment
+from world.paths import dataset_cache
 
 
 def test_embeddings_are_normalised_and_semantic() -> None:
@@ -30,7 +31,7 @@ def test_item_embeddings_are_cached_on_disk(tiny_dataset_dir: Path) -> None:
 
 def test_catalog_index_search_and_filters() -> None:
     env = get_environment("ml-100k")
-    index = env.catalog_index()
+    index = catalog_index(env)
     hits = index.search("Toy Story", 3)
     assert "1" in hits  # Toy Story itself
     where = {"$and": [{"year": {"$gte": 1996}}, {"cat:Horror": True}]}

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.data import Interaction, PresplitUser
-from bench.errors import DataFormatError
-from bench.loaders.agentsociety import load_agentsociety, parse_time
+from world.data import Interaction, PresplitUser
+from world.errors import DataFormatError
+from world.loaders.agentsociety import load_agentsociety, parse_time
 
 YELP_ITEM = {
     "item_id": "b1",

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from bench.datasets import load_dataset, load_path, recbole_example_folder
-from bench.errors import DataFormatError, DatasetNotFoundError
-from bench.loaders.recbole_atomic import load_recbole_atomic, split_categories
 from tests.conftest import SHARED_DATA
+from world.datasets import load_dataset, load_path, recbole_example_folder
+from world.errors import DataFormatError, DatasetNotFoundError
+from world.loaders.recbole_atomic import load_recbole_atomic, split_categories
 
 
 def test_ml100k_from_the_recbole_wheel() -> None:

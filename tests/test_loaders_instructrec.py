@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.data import Interaction
-from bench.errors import DataFormatError
-from bench.loaders.instructrec import load_instructrec
+from world.data import Interaction
+from world.errors import DataFormatError
+from world.loaders.instructrec import load_instructrec
 
 NAME = "instructrec-books"
 META = (

@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench.environment import get_environment
 from state.contract import InvalidRecInput
-from state.memory_graph import MemoryGraph
+from tools.memory_graph import MemoryGraph
+from world.environment import get_environment
 
 
 @pytest.fixture

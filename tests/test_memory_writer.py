@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.environment import get_environment
-from state.memory_graph import MemoryGraph
-from state.memory_writer import MemoryWriter, NodeUpdate, PropagationJob, merge_memory
+from tools.memory_graph import MemoryGraph
+from tools.memory_writer import MemoryWriter, NodeUpdate, PropagationJob, merge_memory
+from world.environment import get_environment
 
 REPO = Path(__file__).resolve().parent.parent
 TOKEN = re.compile(r"\btok\d{4}\b")
@@ -134,9 +134,9 @@ def test_concurrent_jobs_from_16_threads_lose_no_update(ring: MemoryGraph) -> No
 
 CHILD = """
 import sys, time
-from bench.environment import get_environment
-from state.memory_graph import MemoryGraph
-from state.memory_writer import MemoryWriter, PropagationJob
+from world.environment import get_environment
+from tools.memory_graph import MemoryGraph
+from tools.memory_writer import MemoryWriter, PropagationJob
 from tests.test_memory_writer import make_jobs
 
 compute = PropagationJob.compute

@@ -8,17 +8,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.memrec_curation import curate, resolve_rule_set, select_top
-from agents.memrec_rerank import validate_scores
-from agents.memrec_synthesis import fit_budget, validate_facets
+from agents.memrec.curation import curate, resolve_rule_set, select_top
+from agents.memrec.features import feature_index, neighbour_features
+from agents.memrec.rerank import validate_scores
+from agents.memrec.rules import FEATURES
+from agents.memrec.synthesis import fit_budget, validate_facets
 from agents.usage import critical_path_depth, estimate_tokens
-from bench.environment import get_environment
-from graphs.memrec import graph, memrec_no_llm_rules_graph, memrec_no_read_graph
+from graphs.memrec import graph
+from graphs.registry import get_graph
 from state.context import Context
-from state.memrec_features import feature_index, neighbour_features
-from state.memrec_rules import FEATURES
 from state.memrec_schemas import CandidateScore, CandidateScores, Facet, FacetSet, SupportEdge
 from tests.fakes import ScriptedChatModel, install
+from world.environment import get_environment
 
 ML = "ml-100k"
 CANDIDATES = ["50", "181", "1", "2", "3", "100", "258"]
@@ -195,9 +196,9 @@ def test_heuristic_mode_is_deterministic_and_ablations_differ() -> None:
     assert first["ranking"] == again["ranking"] and first["scores"] == again["scores"]
     assert [m["role"] for m in first["trace"]] == ROLES and all(0 <= s <= 1 for s in first["scores"].values())
     assert "'movietv'" in first["trace"][1]["content"]
-    no_read = memrec_no_read_graph.invoke(request, context=Context())
+    no_read = get_graph("memrec_no_read").invoke(request, context=Context())
     assert "disabled" in no_read["trace"][1]["content"] and sorted(no_read["ranking"]) == sorted(CANDIDATES)
-    generic = memrec_no_llm_rules_graph.invoke(request, context=Context())
+    generic = get_graph("memrec_no_llm_rules").invoke(request, context=Context())
     assert "'generic'" in generic["trace"][1]["content"]
 
 

@@ -4,12 +4,12 @@ import json
 from pathlib import Path
 
 from agents.base import run_agent
-from agents.memrec_rule_writer import rule_writer_task
-from bench.environment import get_environment
+from agents.memrec.rule_writer import rule_writer_task
+from agents.memrec.rules import load_rule_set
 from recgraph.cli import main
 from state.context import Context
-from state.memrec_rules import load_rule_set
 from tests.fakes import ScriptedChatModel, install
+from world.environment import get_environment
 
 VALID = {
     "rules": [

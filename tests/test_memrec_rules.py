@@ -11,8 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from bench.environment import get_environment
-from state.memrec_rules import (
+from agents.memrec.rules import (
     FEATURES,
     RuleSetError,
     load_rule_set,
@@ -21,7 +20,8 @@ from state.memrec_rules import (
     score_neighbours,
     shipped_rule_sets,
 )
-from state.memrec_statistics import domain_statistics
+from agents.memrec.statistics import domain_statistics
+from world.environment import get_environment
 
 
 def features(

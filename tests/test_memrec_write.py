@@ -6,17 +6,18 @@ from pathlib import Path
 
 import pytest
 
-from bench.environment import get_environment
-from bench.errors import RecgraphError
-from bench.memrec_warmup import MEMORY_DIR, prepare_memory_method
+from agents.memrec.features import feature_index
 from bench.protocol import Protocol, plan_cases
-from bench.results_log import ResultsLog
+from bench.runner import prepare_method
+from graphs.lifecycle.memrec_warmup import MEMORY_DIR
 from graphs.memrec_write import graph
 from state.context import Context
 from state.contract import InvalidRecInput
-from state.memory_writer import MemoryWriter, PropagationJob, shared_writer
-from state.memrec_features import feature_index
 from tests.fakes import ScriptedChatModel, install
+from tools.memory_writer import MemoryWriter, PropagationJob, shared_writer
+from world.environment import get_environment
+from world.errors import RecgraphError
+from world.results_log import ResultsLog
 
 CHOSE_3 = 'Recently chose "Gamma Quest" (Action, Adventure).'
 
@@ -139,8 +140,7 @@ def warm(tiny: Path, out: Path, concurrency: int, method: str = "memrec") -> Con
     cases = plan_cases(get_environment(str(tiny)), protocol)
     out.mkdir(parents=True, exist_ok=True)
     log = ResultsLog(out / "results.jsonl", protocol.as_dict())
-    ctx, _ = prepare_memory_method(method, cases, protocol, log, concurrency, Context(dataset=str(tiny)))
-    return ctx
+    return prepare_method(method, cases, protocol, log, concurrency, Context(dataset=str(tiny))).context
 
 
 def test_warmup_writes_before_ranking_reproducibly_and_resumes(
@@ -183,7 +183,7 @@ def test_perf_reports_memrec_depth_curation_latency_and_stage_tokens(tmp_path: P
 def test_lm_mem_initialisation_pass_is_validated_and_resumable(
     tiny_dataset_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from bench.memrec_init_pass import initialise_memories
+    from graphs.lifecycle.memrec_init_pass import initialise_memories
 
     long_text = "Enjoys " + "space operas and heists, " * 40
     script = [

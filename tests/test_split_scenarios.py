@@ -4,11 +4,11 @@ from pathlib import Path
 
 import pytest
 
-from bench.data import Interaction
-from bench.errors import ProtocolError
-from bench.loaders.recbole_atomic import load_recbole_atomic
-from bench.scenarios import DAY, check_scenario, eligible_users, visible_history
-from bench.split import UserCase, leave_one_out
+from world.data import Interaction
+from world.errors import ProtocolError
+from world.loaders.recbole_atomic import load_recbole_atomic
+from world.scenarios import DAY, check_scenario, eligible_users, visible_history
+from world.split import UserCase, leave_one_out
 
 
 def test_leave_one_out_orders_by_time(tiny_dataset_dir: Path) -> None:

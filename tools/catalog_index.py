@@ -10,9 +10,11 @@ import numpy as np
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.config import Settings
 
-from bench.data import Dataset
-from bench.embeddings import embed_texts
-from bench.paths import cache_root, dataset_key
+from tools.similarity import profile_vector, similarity_order
+from world.data import Dataset
+from world.embeddings import embed_texts
+from world.environment import Environment
+from world.paths import cache_root, dataset_key
 
 
 class MiniLMEmbeddingFunction(EmbeddingFunction[Documents]):
@@ -89,3 +91,27 @@ class CatalogIndex:
                 query_embeddings=[np.asarray(query, dtype=np.float32)], n_results=k, where=where
             )
         return list(result["ids"][0])
+
+
+def catalog_index(env: Environment) -> CatalogIndex:
+    """The dataset's Chroma catalog index (built on first use, persistent after, one per process)."""
+    return env.resource("catalog_index", lambda: CatalogIndex(env.dataset, env.item_ids, env.item_vectors()))
+
+
+def unseen_items(env: Environment, history: Sequence[str]) -> list[str]:
+    """Catalog items not in the visible history: the pool for retrieve mode."""
+    seen = set(history)
+    return [item for item in env.item_ids if item not in seen]
+
+
+def retrieve_candidates(env: Environment, history: Sequence[str], k: int) -> list[str]:
+    """Retrieve mode: the `k` catalog items nearest the recent history, excluding the history.
+
+    Uses the Chroma catalog index; users without history get the most popular items.
+    """
+    seen = set(history)
+    profile = profile_vector(env, history[-10:])
+    if profile is None:
+        return similarity_order(env, [], unseen_items(env, history))[:k]
+    found = catalog_index(env).search(profile, min(len(env.item_ids), k + len(seen)))
+    return [item for item in found if item not in seen][:k]

@@ -1,0 +1,233 @@
+"""ARAG's four agents as `AgentTask`s: prompt, typed answer, validation/repair, fallback.
+
+- user_understanding (UUA): S_user; fallback `extractive_user_summary`.
+- nli (batched) / nli_item (per item): s_NLI on 0–10 with a justification; scores outside
+  the scale are clipped and counted; fallback `heuristic_nli` (cosine to the intent plus
+  era fit, rescaled).
+- context_summary (CSA): S_ctx over I⁺ = {i : s_NLI ≥ θ} (every item, unweighted, without
+  NLI); fallback `extractive_context_summary`.
+- item_ranker (IRA): a full permutation with rationales; repaired with `repair_ranking`
+  against the fallback order, the fusion in `agents.arag.signals.fused_scores`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from agents.arag.extractive import extractive_context_summary, extractive_user_summary
+from agents.arag.signals import (
+    NEUTRAL_SCORE,
+    category_weights,
+    format_weights,
+    heuristic_nli,
+    split_context,
+)
+from agents.base import AgentTask, InvalidAnswer
+from agents.ranking import clip_score
+from prompts import arag as prompts
+from prompts.common import candidates_block, item_block, item_line
+from state.arag_schemas import NLI_MAX, NLI_MIN, ContextSummary, NliJudgment, NliJudgments, UserSummary
+from state.context import Context
+from world.environment import Environment
+
+JUSTIFICATION_CHARS = 80
+"""Cap on an NLI justification (keeps a batched answer well inside the token budget)."""
+
+
+def _string(max_chars: int) -> dict[str, Any]:
+    return {"type": "string", "maxLength": max_chars}
+
+
+def _judgment_schema(items: Sequence[str]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "item_id": {"type": "string", "enum": list(items)},
+            "score": {"type": "number", "minimum": NLI_MIN, "maximum": NLI_MAX},
+            "justification": _string(JUSTIFICATION_CHARS),
+        },
+        "required": ["item_id", "score", "justification"],
+        "additionalProperties": False,
+    }
+
+
+def _object_schema(**properties: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+def user_understanding_task(env: Environment, ctx: Context, history: Sequence[str]) -> AgentTask[UserSummary]:
+    """UUA: summarise long-term tastes and the session's intent."""
+    long_term, session = split_context(history, ctx.session_items)
+    shown = long_term[-ctx.long_term_items :] if ctx.long_term_items > 0 else long_term
+    messages = prompts.USER_UNDERSTANDING.format_messages(
+        long_term_count=len(shown),
+        long_term_total=len(long_term),
+        long_term=item_block(env.dataset, shown),
+        session_count=len(session),
+        session=item_block(env.dataset, session),
+    )
+    extractive = extractive_user_summary(env.dataset, long_term, session)
+
+    def validate(answer: UserSummary) -> tuple[UserSummary, list[str]]:
+        long_text, intent = answer.long_term.strip(), answer.session_intent.strip()
+        if not long_text and not intent:
+            raise InvalidAnswer("both 'long_term' and 'session_intent' are empty", kind="empty_answer")
+        repairs = ["empty_field"] * ((not long_text) + (not intent))
+        return UserSummary(
+            long_term=long_text or extractive.long_term, session_intent=intent or extractive.session_intent
+        ), repairs
+
+    schema = _object_schema(long_term=_string(400), session_intent=_string(300))
+    return AgentTask("user_understanding", "rec", messages, UserSummary, validate, lambda: extractive, schema)
+
+
+def _nli_messages(
+    env: Environment, ctx: Context, history: Sequence[str], items: Sequence[str], batched: bool
+) -> list[Any]:
+    long_term, session = split_context(history, ctx.session_items)
+    sketch = format_weights(category_weights(env.dataset, long_term)) if long_term else "unknown"
+    template = prompts.NLI_BATCHED if batched else prompts.NLI_PER_ITEM
+    return template.format_messages(
+        long_term=sketch,
+        session=item_block(env.dataset, session),
+        candidates=candidates_block(env.dataset, items),
+    )
+
+
+def _checked_score(value: float, repairs: list[str]) -> float | None:
+    """The score clipped into the scale (None when it is not a finite number)."""
+    if not math.isfinite(value):
+        return None
+    score, clipped = clip_score(value, NLI_MIN, NLI_MAX)
+    if clipped:
+        repairs.append("clipped_score")
+    return score
+
+
+def nli_task(
+    env: Environment, ctx: Context, history: Sequence[str], items: Sequence[str]
+) -> AgentTask[NliJudgments]:
+    """NLI agent, batched: one answer judges every item of the recall set."""
+    heuristic = heuristic_nli(env, history, items, ctx.session_items)
+
+    def judged(item: str) -> NliJudgment:
+        score, reason = heuristic[item]
+        return NliJudgment(item_id=item, score=score, justification=f"[heuristic] {reason}")
+
+    def validate(answer: NliJudgments) -> tuple[NliJudgments, list[str]]:
+        found: dict[str, NliJudgment] = {}
+        repairs: list[str] = []
+        for judgment in answer.judgments:
+            item = judgment.item_id.strip()
+            if item not in heuristic:
+                repairs.append("unknown_id")
+            elif item in found:
+                repairs.append("duplicate_id")
+            elif (score := _checked_score(judgment.score, repairs)) is None:
+                repairs.append("invalid_score")
+            else:
+                found[item] = NliJudgment(item_id=item, score=score, justification=judgment.justification)
+        if not found:
+            raise InvalidAnswer(
+                "no judgment names a candidate with a usable score; use the ids in square brackets",
+                kind="no_valid_ids",
+            )
+        for item in items:
+            if item not in found:
+                repairs.append("missing_id")
+        return NliJudgments(judgments=[found.get(i) or judged(i) for i in items]), repairs
+
+    schema = _object_schema(
+        judgments={
+            "type": "array",
+            "items": _judgment_schema(items),
+            "minItems": len(items),
+            "maxItems": len(items),
+        }
+    )
+    messages = _nli_messages(env, ctx, history, items, batched=True)
+    fallback = lambda: NliJudgments(judgments=[judged(i) for i in items])  # noqa: E731
+    return AgentTask("nli", "rec", messages, NliJudgments, validate, fallback, schema)
+
+
+def nli_item_task(
+    env: Environment, ctx: Context, history: Sequence[str], item: str
+) -> AgentTask[NliJudgment]:
+    """NLI agent, per item: one answer judges one item of the recall set."""
+    score, reason = heuristic_nli(env, history, [item], ctx.session_items)[item]
+    heuristic = NliJudgment(item_id=item, score=score, justification=f"[heuristic] {reason}")
+
+    def validate(answer: NliJudgment) -> tuple[NliJudgment, list[str]]:
+        repairs = [] if answer.item_id.strip() == item else ["wrong_item_id"]
+        checked = _checked_score(answer.score, repairs)
+        if checked is None:
+            raise InvalidAnswer("'score' must be a number from 0 to 10", kind="invalid_score")
+        return NliJudgment(item_id=item, score=checked, justification=answer.justification), repairs
+
+    messages = _nli_messages(env, ctx, history, [item], batched=False)
+    return AgentTask(
+        "nli", "rec", messages, NliJudgment, validate, lambda: heuristic, _judgment_schema([item])
+    )
+
+
+def accepted_items(
+    items: Sequence[str], scores: dict[str, float] | None, threshold: float
+) -> dict[str, float]:
+    """I⁺ with salience weights, most salient first: items with s_NLI ≥ θ weighted by s_NLI
+    (every item with weight 1 when there are no NLI scores). Ties keep the recall order."""
+    if scores is None:
+        return dict.fromkeys(items, 1.0)
+    kept = [i for i in items if scores.get(i, NEUTRAL_SCORE) >= threshold]
+    kept.sort(key=lambda i: -scores.get(i, NEUTRAL_SCORE))
+    return {i: scores.get(i, NEUTRAL_SCORE) for i in kept}
+
+
+def context_summary_task(
+    env: Environment,
+    ctx: Context,
+    items: Sequence[str],
+    user_summary: str,
+    nli: tuple[dict[str, float], dict[str, str]] | None,
+) -> tuple[AgentTask[ContextSummary], dict[str, float]]:
+    """CSA: summarise the accepted items (S_user as prior, NLI scores as weights); also I⁺."""
+    scores, reasons = nli if nli is not None else (None, {})
+    weights = accepted_items(items, scores, ctx.nli_threshold)
+    if scores is None:
+        selection = "all recalled items, unweighted: no NLI judgments"
+        lines = [item_line(env.dataset, i) for i in weights]
+    else:
+        selection = f"items with support ≥ {ctx.nli_threshold:g}"
+        lines = [
+            f"{item_line(env.dataset, i)} | support {w:.1f}: {reasons.get(i, '')}" for i, w in weights.items()
+        ]
+    messages = prompts.CONTEXT_SUMMARY.format_messages(
+        user_summary=user_summary,
+        selection=selection[0].upper() + selection[1:],
+        scale="0–10",
+        accepted="\n".join(lines) or "(none)",
+    )
+    extractive = extractive_context_summary(env.dataset, weights, len(items), user_summary, selection)
+
+    def validate(answer: ContextSummary) -> tuple[ContextSummary, list[str]]:
+        if not answer.summary.strip():
+            raise InvalidAnswer("'summary' is empty", kind="empty_answer")
+        return ContextSummary(summary=answer.summary.strip()), []
+
+    schema = _object_schema(summary=_string(700))
+    task = AgentTask(
+        "context_summary",
+        "rec",
+        messages,
+        ContextSummary,
+        validate,
+        lambda: ContextSummary(summary=extractive),
+        schema,
+    )
+    return task, weights

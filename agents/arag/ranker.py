@@ -1,0 +1,127 @@
+"""ARAG's item ranker agent (IRA): S_user + S_ctx + the recall set -> a full permutation.
+
+The fallback ranks by the fusion documented in `agents.arag.signals` (NLI score and
+similarity to the session); the same order repairs an LLM ranking that misses items.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agents.arag.signals import NEUTRAL_SCORE, fused_scores, session_similarity
+from agents.base import AgentTask
+from agents.ranking import repair_ranking
+from prompts import arag as prompts
+from prompts.common import candidates_block
+from state.arag_schemas import ExplainedRanking, ItemRationale
+from state.context import Context
+from tools.similarity import rank_by_scores
+from world.environment import Environment
+
+REASON_CHARS = 80
+"""Cap on one item's rationale."""
+
+
+@dataclass
+class RankerTask:
+    """The IRA's agent task and the fallback fusion behind it."""
+
+    task: AgentTask[ExplainedRanking]
+    """The agent task."""
+    fused: dict[str, float]
+    """The fallback fusion score per item (the ranking's scores when the fallback ranks)."""
+
+
+def ranker_json_schema(items: Sequence[str]) -> dict[str, Any]:
+    """`ExplainedRanking` with ids as an enum of exactly the recall set."""
+    ids = {"type": "string", "enum": list(items)}
+    rationale = {
+        "type": "object",
+        "properties": {"item_id": ids, "reason": {"type": "string", "maxLength": REASON_CHARS}},
+        "required": ["item_id", "reason"],
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {
+            "ranking": {"type": "array", "items": ids, "minItems": len(items), "maxItems": len(items)},
+            "rationales": {"type": "array", "items": rationale, "maxItems": len(items)},
+            "explanation": {"type": "string", "maxLength": 300},
+        },
+        "required": ["ranking", "rationales", "explanation"],
+        "additionalProperties": False,
+    }
+
+
+def context_for_prompt(context_summary: str | None, nli: dict[str, float] | None) -> str:
+    """What the IRA is told about the candidates: S_ctx, else the raw NLI scores, else nothing."""
+    if context_summary:
+        return context_summary
+    if nli:
+        scores = ", ".join(f"{item}: {score:.1f}" for item, score in nli.items())
+        return f"(no summary) support of each candidate for the user's intent, 0–10: {scores}"
+    return "(no context summary: rank from the user profile alone)"
+
+
+def keep_rationales(
+    rationales: Sequence[ItemRationale], items: Sequence[str]
+) -> tuple[list[ItemRationale], list[str]]:
+    """Rationales of known items, first one per item; repair kinds for the rest."""
+    allowed, kept, repairs = set(items), {}, []
+    for rationale in rationales:
+        item = rationale.item_id.strip()
+        if item not in allowed:
+            repairs.append("rationale_unknown_id")
+        elif item in kept:
+            repairs.append("rationale_duplicate_id")
+        else:
+            kept[item] = ItemRationale(item_id=item, reason=rationale.reason)
+    return list(kept.values()), repairs
+
+
+def item_ranker_task(
+    env: Environment,
+    ctx: Context,
+    history: Sequence[str],
+    items: Sequence[str],
+    user_summary: str,
+    context_summary: str | None,
+    nli: dict[str, float] | None,
+) -> RankerTask:
+    """IRA: rank every recall item from the blackboard's S_user and S_ctx."""
+    scores, basis = fused_scores(env, history, items, ctx.session_items, nli)
+    order = rank_by_scores(items, scores)
+    session = session_similarity(env, history, items, ctx.session_items)
+    messages = prompts.ITEM_RANKER.format_messages(
+        user_summary=user_summary,
+        context_summary=context_for_prompt(context_summary, nli),
+        candidates=candidates_block(env.dataset, items),
+    )
+
+    def reason(position: int, item: str) -> str:
+        parts = []
+        if nli is not None:
+            score = nli.get(item, NEUTRAL_SCORE)
+            verdict = "accepted" if score >= ctx.nli_threshold else "below θ"
+            parts.append(f"NLI {score:.1f}/10 ({verdict})")
+        if session is not None:
+            parts.append(f"session similarity {session[position]:.2f}")
+        return ", ".join(parts) or "ranked by popularity (no history)"
+
+    def validate(answer: ExplainedRanking) -> tuple[ExplainedRanking, list[str]]:
+        ranking, repairs = repair_ranking(answer.ranking, items, order)
+        rationales, rationale_repairs = keep_rationales(answer.rationales, items)
+        return ExplainedRanking(
+            ranking=ranking, rationales=rationales, explanation=answer.explanation
+        ), repairs + rationale_repairs
+
+    def fallback() -> ExplainedRanking:
+        rationales = [ItemRationale(item_id=i, reason=reason(p, i)) for p, i in enumerate(items)]
+        return ExplainedRanking(ranking=order, rationales=rationales, explanation=f"ranked by {basis}")
+
+    task = AgentTask(
+        "item_ranker", "rec", messages, ExplainedRanking, validate, fallback, ranker_json_schema(items)
+    )
+    return RankerTask(task, {i: round(float(s), 4) for i, s in zip(items, scores, strict=True)})

@@ -1,0 +1,310 @@
+"""MemRec's curation features, computed for real and vectorised over a user's 1- and 2-hop neighbourhood.
+
+Neighbours of user u in the training graph: the items u interacted with (1 hop) and the users
+sharing at least one of them (2 hops). Each neighbour gets the five `FEATURES` (column order of
+`agents.memrec.rules.score_neighbours`):
+
+- edge_weight: recency-weighted interaction strength in [0, 1]. An edge (u, i) is worth
+  rating / max rating (1 without ratings) times 0.5 ** (later / RECENCY_HALF_LIFE_ITEMS), where
+  `later` counts u's interactions after it. Item neighbours take their edge's value; a user
+  neighbour v takes the recency-weighted cosine sum_{i shared} w(u, i) / sqrt(|I_u| |I_v|).
+- recency_days: days between the neighbour's interaction (an item: u's interaction with it; a
+  user: v's latest interaction with a shared item) and u's latest training interaction.
+- co_interaction_count: users: items shared with u; items: co-occurrences with the candidates,
+  i.e. over other users, the sum of (has the item) x (number of candidates they interacted with).
+- metadata_overlap_score: 0.5 * Ruzicka(d_n, d_candidates) + 0.5 * Ruzicka(d_n, d_u), where d are
+  category distributions (an item: its categories, uniform; a user: their training history's;
+  the candidates: their mean), Ruzicka(a, b) = sum min / sum max (a weighted Jaccard).
+- memory_similarity_score: cosine (clipped at 0) of MiniLM embeddings of the neighbour's memory
+  and u's memory. Unchanged item memories reuse `Environment.item_vectors()`; initial user
+  memories are embedded once per dataset (disk-cached); updated memories are embedded on first
+  sight and cached by (node, version).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import threading
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+
+from tools.memory_graph import MemoryGraph, item_node, user_memory, user_node
+from world.embeddings import embed_texts
+from world.environment import Environment
+from world.paths import dataset_cache
+
+RECENCY_HALF_LIFE_ITEMS = 20.0
+"""An interaction's edge weight halves for every 20 later interactions of the same user."""
+MAX_CATEGORIES = 512
+"""Category distributions keep the most frequent categories only (bounded memory on big catalogs)."""
+SECONDS_PER_DAY = 86400.0
+DOT_BLOCK = 256
+"""Rows per matrix-vector block in `dot_rows` (kept small enough to stay single-threaded)."""
+
+
+@dataclass(frozen=True)
+class NeighbourFeatures:
+    """The scored-to-be neighbourhood of one user for one candidate set."""
+
+    node_ids: np.ndarray
+    """Memory-graph node ids (object array): items ("i:<id>") first, then users ("u:<id>")."""
+    is_item: np.ndarray
+    """True for item neighbours (bool, one per node)."""
+    index: np.ndarray
+    """Environment index of each node (item index or user index)."""
+    matrix: np.ndarray
+    """n x 5 features in `FEATURES` order."""
+
+
+def overlap(rows: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """0.5 * Ruzicka(row, first) + 0.5 * Ruzicka(row, second) for every row (0 where both are empty).
+
+    Ruzicka(a, b) = sum min / sum max, and sum max = sum a + sum b - sum min.
+    """
+    targets = np.stack([first, second])
+    low = np.minimum(rows[:, None, :], targets[None]).sum(axis=2)
+    high = rows.sum(axis=1)[:, None] + targets.sum(axis=1)[None] - low
+    ratio = np.divide(low, high, out=np.zeros_like(low), where=high > 0)
+    return 0.5 * ratio[:, 0] + 0.5 * ratio[:, 1]
+
+
+def dot_rows(matrix: np.ndarray, vector: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """`matrix[rows] @ vector`, in blocks of `DOT_BLOCK` rows.
+
+    OpenBLAS runs larger matrix-vector products multithreaded, which on a busy machine costs
+    milliseconds instead of microseconds; blocks this small always run on the calling thread.
+    """
+    out = np.empty(len(rows), dtype=np.float64)
+    for start in range(0, len(rows), DOT_BLOCK):
+        block = rows[start : start + DOT_BLOCK]
+        lo, hi = int(block.min()), int(block.max()) + 1
+        if hi - lo <= 2 * DOT_BLOCK:  # a dense run of rows: a view, no copy
+            out[start : start + len(block)] = (matrix[lo:hi] @ vector)[block - lo]
+        else:
+            out[start : start + len(block)] = matrix[block] @ vector
+    return out
+
+
+def _normalise_rows(matrix: np.ndarray) -> np.ndarray:
+    total = matrix.sum(axis=1, keepdims=True)
+    return np.divide(matrix, total, out=np.zeros_like(matrix), where=total > 0)
+
+
+class FeatureIndex:
+    """Everything feature computation needs, built once per dataset (see `feature_index`)."""
+
+    def __init__(self, env: Environment, graph: MemoryGraph) -> None:
+        """Precompute edge weights, category distributions and initial memory embeddings."""
+        self.env, self.graph = env, graph
+        self.x = env.train_matrix.tocsr()
+        self.degree = np.diff(graph.user_ptr).astype(np.float64)
+        weights = graph.user_item_weights
+        strength = weights / (weights.max() if weights.size and weights.max() > 0 else 1.0)
+        later = np.zeros(len(strength))
+        for u in range(len(env.user_ids)):  # rank of each edge by time, newest = 0
+            lo, hi = graph.user_ptr[u], graph.user_ptr[u + 1]
+            order = np.argsort(-graph.user_item_times[lo:hi], kind="stable")
+            later[lo + order] = np.arange(hi - lo)
+        self.edge_weight = strength * 0.5 ** (later / RECENCY_HALF_LIFE_ITEMS)
+        self.item_categories = self._category_matrix()
+        self.item_dist = _normalise_rows(self.item_categories)
+        self.user_dist = _normalise_rows(np.asarray(self.x @ self.item_categories))
+        self.item_vectors = np.ascontiguousarray(env.item_vectors(), dtype=np.float32)
+        self.user_vectors = self._initial_user_vectors()
+        self.item_nodes = np.array([item_node(i) for i in env.item_ids], dtype=object)
+        self.user_nodes = np.array([user_node(u) for u in env.user_ids], dtype=object)
+        self._updated: dict[tuple[str, int], np.ndarray] = {}
+        self._seen: dict[int, tuple[tuple[int, int], dict[str, np.ndarray]]] = {}
+        self._lock = threading.Lock()
+
+    def _category_matrix(self) -> np.ndarray:
+        items = self.env.dataset.items
+        counts = Counter(c for i in self.env.item_ids for c in items[i].categories)
+        names = [c for c, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_CATEGORIES]]
+        self.categories = names
+        column = {c: j for j, c in enumerate(names)}
+        matrix = np.zeros((len(self.env.item_ids), len(names)))
+        for row, item in enumerate(self.env.item_ids):
+            for c in items[item].categories:
+                if c in column:
+                    matrix[row, column[c]] = 1.0
+        return matrix
+
+    def _initial_user_vectors(self) -> np.ndarray:
+        """Embeddings of every user's initial (version 0) memory; later versions: `updated_vectors`."""
+        texts = [user_memory(self.env, u) for u in self.env.user_ids]
+        digest = hashlib.sha256("\x1e".join(texts).encode()).hexdigest()[:16]
+        path = dataset_cache(self.env.dataset) / f"memrec_user_memories-{digest}.npy"
+        if path.is_file():
+            vectors = np.load(path)
+        else:
+            vectors = embed_texts(texts)
+            temporary = path.with_suffix(".tmp.npy")
+            np.save(temporary, vectors)
+            temporary.replace(path)
+        return np.ascontiguousarray(vectors, dtype=np.float32)
+
+    def updated_vectors(self) -> dict[str, np.ndarray]:
+        """Embeddings of every node whose memory changed since seeding (cached by version).
+
+        The query runs only when the database changed since this connection last looked
+        (SQLite's data_version for other connections' commits, total_changes for its own)."""
+        conn = self.graph.connection()
+        stamp = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
+        cached = self._seen.get(id(conn))
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        rows = conn.execute("SELECT node_id, memory, version FROM nodes WHERE version > 0").fetchall()
+        missing = [
+            (node, text, version) for node, text, version in rows if (node, version) not in self._updated
+        ]
+        if missing:
+            vectors = embed_texts([text for _, text, _ in missing])
+            with self._lock:
+                for (node, _, version), vector in zip(missing, vectors, strict=True):
+                    self._updated[(node, version)] = vector.astype(np.float32)
+        found = {node: self._updated[(node, version)] for node, _, version in rows}
+        self._seen[id(conn)] = (stamp, found)
+        return found
+
+    def user_vector(self, user_id: str, updated: dict[str, np.ndarray] | None = None) -> np.ndarray:
+        """MiniLM embedding of a user's current memory."""
+        node = user_node(user_id)
+        if updated and node in updated:
+            return updated[node]
+        return self.user_vectors[self.env.user_index[user_id]]
+
+    def candidate_distribution(self, candidates: Sequence[str]) -> np.ndarray:
+        """Mean category distribution of the candidates."""
+        rows = [self.env.item_index[c] for c in candidates]
+        return self.item_dist[rows].mean(axis=0) if rows else np.zeros(len(self.categories))
+
+
+def feature_index(env: Environment, memory: str = "") -> FeatureIndex:
+    """The process-wide `FeatureIndex` of a dataset over the memory graph file `memory` (empty: the
+    dataset's default file), built on first use."""
+    graph = env.resource(f"memrec_graph:{memory}", lambda: MemoryGraph.open(env, memory or None))
+    return env.resource(f"memrec_features:{memory}", lambda: FeatureIndex(env, graph))
+
+
+def _own_edges(index: FeatureIndex, u: int, visible: Sequence[str] | None) -> tuple[np.ndarray, ...]:
+    """User u's training edges (items, times, edge weights), limited to `visible` items when given."""
+    graph = index.graph
+    lo, hi = graph.user_ptr[u], graph.user_ptr[u + 1]
+    items, times, ew = graph.user_items[lo:hi], graph.user_item_times[lo:hi], index.edge_weight[lo:hi]
+    if visible is not None:
+        keep = np.isin(items, [index.env.item_index[i] for i in visible if i in index.env.item_index])
+        items, times, ew = items[keep], times[keep], ew[keep]
+    return items.astype(np.int64), times, ew
+
+
+def neighbour_features(
+    index: FeatureIndex,
+    user_id: str,
+    candidates: Sequence[str],
+    hops: int = 2,
+    visible: Sequence[str] | None = None,
+) -> NeighbourFeatures:
+    """The five features of every 1-hop item and (hops=2) 2-hop user of `user_id`.
+
+    `visible` (the scenario's visible history) limits the 1-hop items, so scenarios that hide
+    part of the history (cold_user, evolving_*) do not leak it through the neighbourhood.
+    """
+    env, graph = index.env, index.graph
+    env.require_user(user_id)
+    u = env.user_index[user_id]
+    items, times, ew = _own_edges(index, u, visible)
+    anchor = float(times.max()) if times.size else 0.0
+    updated = index.updated_vectors()
+    uvec = index.user_vector(user_id, updated)
+    d_cand = index.candidate_distribution(candidates)
+    d_user = index.user_dist[u]
+    if visible is not None:  # the profile of what is visible, not of the whole training history
+        counts = index.item_categories[items].sum(axis=0)
+        d_user = counts / counts.sum() if counts.sum() > 0 else np.zeros_like(counts)
+    # Every (shared item, other user) edge at once.
+    starts, ends = graph.item_ptr[items], graph.item_ptr[items + 1]
+    lengths = ends - starts
+    group = np.repeat(np.arange(len(items)), lengths)
+    flat = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
+    who, when = graph.item_users[flat], graph.item_user_times[flat]
+    cand_cols = np.array([env.item_index[c] for c in candidates], dtype=np.int64)
+    c_lengths = graph.item_ptr[cand_cols + 1] - graph.item_ptr[cand_cols]
+    c_flat = np.repeat(graph.item_ptr[cand_cols] - np.cumsum(c_lengths) + c_lengths, c_lengths)
+    c_users = graph.item_users[c_flat + np.arange(c_lengths.sum())]
+    per_user_cands = np.bincount(c_users, minlength=len(index.degree)).astype(np.float64)
+    per_user_cands[u] = 0.0
+    co_items = np.bincount(group, weights=per_user_cands[who], minlength=len(items))
+    item_rows = index.item_dist[items]
+    item_x = np.column_stack(
+        [
+            ew,
+            np.abs(anchor - times) / SECONDS_PER_DAY,
+            co_items,
+            overlap(item_rows, d_cand, d_user),
+            np.clip(dot_rows(index.item_vectors, uvec, items), 0.0, None),
+        ]
+    )
+    users = np.zeros(0, dtype=np.int64)
+    user_x = np.zeros((0, 5))
+    if hops == 2 and who.size:
+        n_users = len(env.user_ids)
+        shared = np.bincount(who, minlength=n_users)
+        shared[u] = 0
+        users = np.flatnonzero(shared)
+        weighted = np.bincount(who, weights=ew[group], minlength=n_users)[users]
+        latest = np.full(n_users, -np.inf)
+        np.maximum.at(latest, who, when)
+        rows = index.user_dist[users]
+        user_x = np.column_stack(
+            [
+                np.minimum(weighted / np.sqrt(len(items) * index.degree[users]), 1.0),
+                np.abs(anchor - latest[users]) / SECONDS_PER_DAY,
+                shared[users].astype(np.float64),
+                overlap(rows, d_cand, d_user),
+                np.clip(dot_rows(index.user_vectors, uvec, users), 0.0, None),
+            ]
+        )
+    node_ids = np.concatenate([index.item_nodes[items], index.user_nodes[users]])
+    matrix = np.vstack([item_x, user_x])
+    if updated:  # memories changed by Stage W
+        row_of = {node: row for row, node in enumerate(node_ids.tolist())}
+        for node, vector in updated.items():
+            if node in row_of:
+                matrix[row_of[node], 4] = max(float(vector @ uvec), 0.0)
+    is_item = np.zeros(len(node_ids), dtype=bool)
+    is_item[: len(items)] = True
+    return NeighbourFeatures(node_ids, is_item, np.concatenate([items, users]).astype(np.int64), matrix)
+
+
+def cosine_cooccurrence(index: FeatureIndex, item_rows: np.ndarray, candidates: Sequence[str]) -> np.ndarray:
+    """Item-item cosine of training co-occurrence between `item_rows` and the candidates (n x c)."""
+    cols = [index.env.item_index[c] for c in candidates]
+    x = index.x
+    xt = index.env.resource("memrec_xt", lambda: sparse.csr_matrix(x.T))
+    co = np.asarray((xt[item_rows] @ x[:, cols]).todense(), dtype=np.float64)
+    deg = np.asarray(x.sum(axis=0)).ravel()
+    norm = np.sqrt(np.outer(deg[item_rows], deg[cols]))
+    return np.divide(co, norm, out=np.zeros_like(co), where=norm > 0)
+
+
+def recency_profile(
+    index: FeatureIndex, user_id: str, visible: Sequence[str] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """A user's (visible) training items as environment indices, and their edge weights."""
+    items, _, ew = _own_edges(index, index.env.user_index[user_id], visible)
+    return items, ew
+
+
+def mean_unit(vectors: np.ndarray, weights: np.ndarray) -> np.ndarray | None:
+    """Normalised weighted mean of row vectors (None when there are none or all weights are 0)."""
+    if not len(vectors) or not math.isfinite(float(weights.sum())) or weights.sum() <= 0:
+        return None
+    mean = (weights[:, None] * vectors).sum(axis=0)
+    norm = np.linalg.norm(mean)
+    return mean / norm if norm > 0 else None

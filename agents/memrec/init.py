@@ -1,0 +1,72 @@
+"""MemRec's optional LM_Mem initialisation pass: one call per user writes the user's first memory
+from their training history (never validation or test), replacing the deterministic profile.
+
+Fallback: the deterministic profile itself (`tools.memory_graph.user_memory`). Applied through the
+durable writer as `replace` against version 0, so a user whose memory was already changed (by
+Stage W or an earlier pass) is merged, never overwritten, and a rerun applies nothing twice.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from agents.base import AgentTask, InvalidAnswer
+from agents.memrec.write import MEMORY_CHARS
+from prompts import memrec as prompts
+from state.memrec_schemas import InitialMemory
+from tools.memory_graph import user_memory, user_node
+from tools.memory_writer import NodeUpdate, PropagationJob
+from world.environment import Environment
+
+HISTORY_ITEMS = 30
+"""The prompt shows at most this many of the most recent training items."""
+
+
+def init_job_id(user_id: str) -> str:
+    """Id of a user's initialisation job (one per user and memory graph)."""
+    return f"init:{user_id}"
+
+
+def init_task(env: Environment, user_id: str) -> AgentTask[InitialMemory]:
+    """The initialisation agent task of one user."""
+    case = env.cases.get(user_id)
+    history = list(case.history[-HISTORY_ITEMS:]) if case else []
+    items = env.dataset.items
+    lines = [
+        f"- {items[e.item_id].title}"
+        + (f" ({', '.join(items[e.item_id].categories[:3])})" if items[e.item_id].categories else "")
+        for e in history
+    ]
+    counts = Counter(c for e in history for c in items[e.item_id].categories)
+    messages = prompts.INIT.format_messages(
+        user=user_node(user_id),
+        history="\n".join(lines) or "(none)",
+        categories=", ".join(c for c, _ in counts.most_common(5)) or "(none)",
+        memory_chars=MEMORY_CHARS,
+    )
+
+    def validate(answer: InitialMemory) -> tuple[InitialMemory, list[str]]:
+        text = " ".join(answer.memory.split())
+        if not text:
+            raise InvalidAnswer("'memory' is empty", "schema_invalid")
+        if len(text) > MEMORY_CHARS:
+            return InitialMemory(memory=text[: MEMORY_CHARS - 1].rstrip() + "…"), ["memory_cut"]
+        return InitialMemory(memory=text), []
+
+    def fallback() -> InitialMemory:
+        return InitialMemory(memory=user_memory(env, user_id))
+
+    schema = {
+        "type": "object",
+        "properties": {"memory": {"type": "string", "minLength": 1}},
+        "required": ["memory"],
+        "additionalProperties": False,
+    }
+    return AgentTask("initialise", "mem", messages, InitialMemory, validate, fallback, schema)
+
+
+def init_job(user_id: str, answer: InitialMemory) -> PropagationJob:
+    """The job that installs a user's initial memory (replace as of version 0)."""
+    return PropagationJob(
+        init_job_id(user_id), (NodeUpdate(user_node(user_id), answer.memory, "replace", 0),)
+    )

@@ -1,0 +1,204 @@
+"""MemRec Stage ReRank: LLM_Rec ("rec" role) scores every candidate from the request, the facets and
+the candidates' memories; ranking = score descending.
+
+Fallback and `memrec_ranker="vector"`: the paper's Vector configuration, no LLM. Per candidate c,
+three parts in [0, 1]:
+- facet match: sum_f conf_f * m_f(c) / sum_f conf_f, where m_f(c) is 1/0 when the facet names
+  dataset categories (does c have one of them) and otherwise the clipped MiniLM cosine between the
+  facet text and the item;
+- embedding similarity: the mean of two clipped cosines of c, with the curation-weighted mean of
+  the curated item neighbours (the user's own recency-weighted items when nothing was curated)
+  and with the embedding of the user's current memory M_u (which Stage W keeps up to date);
+- collaborative signal: the mean of (a) the curation-weighted share of curated user neighbours
+  who interacted with c and (b) the curation-weighted item-item co-occurrence cosine between the
+  curated item neighbours and c, each divided by its maximum over the candidates.
+score = (0.25 facet + 0.25 embedding + 0.5 collaborative) / (sum of the weights of parts that
+carry any signal for this user). Ties (equal scores, e.g. from an LLM) are broken by the vector
+score, then by the candidates' input order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from agents.base import AgentTask, InvalidAnswer
+from agents.memrec.curation import Curated
+from agents.memrec.features import FeatureIndex, cosine_cooccurrence, mean_unit, recency_profile
+from agents.ranking import clip_score
+from prompts import memrec as prompts
+from prompts.common import CANDIDATES_HEADER
+from state.memrec_schemas import CandidateScore, CandidateScores, scores_json_schema
+from world.embeddings import embed_texts
+from world.environment import Environment
+
+VECTOR_WEIGHTS = {"facet": 0.25, "embedding": 0.25, "collaborative": 0.5}
+"""Weights of the Vector configuration's three parts (renormalised over parts with signal)."""
+MEMORY_CHARS = 220
+"""Candidate memories are cut to this many characters in the ReRank prompt."""
+
+
+def _category_pattern(index: FeatureIndex) -> re.Pattern[str] | None:
+    names = sorted(index.categories, key=len, reverse=True)
+    if not names:
+        return None
+    return re.compile(r"\b(" + "|".join(re.escape(n.lower()) for n in names) + r")\b")
+
+
+def facet_match(index: FeatureIndex, facets: Sequence[dict], rows: np.ndarray) -> np.ndarray:
+    """Confidence-weighted match of each candidate row with the facets (zeros without facets)."""
+    confidences = np.array([float(f.get("confidence", 0.0)) for f in facets])
+    if not len(facets) or confidences.sum() <= 0:
+        return np.zeros(len(rows))
+    pattern = index.env.resource("memrec_category_pattern", lambda: _category_pattern(index))
+    column = {c.lower(): j for j, c in enumerate(index.categories)}
+    matches, free = np.zeros((len(facets), len(rows))), []
+    for k, facet in enumerate(facets):
+        named = {column[m] for m in pattern.findall(str(facet["facet"]).lower())} if pattern else set()
+        if named:
+            matches[k] = index.item_categories[np.ix_(rows, sorted(named))].max(axis=1)
+        else:
+            free.append(k)
+    if free:
+        vectors = embed_texts([str(facets[k]["facet"]) for k in free]).astype(np.float64)
+        matches[free] = np.clip(vectors @ index.item_vectors[rows].T, 0.0, 1.0)
+    return confidences @ matches / confidences.sum()
+
+
+def _share(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Weighted mean of rows, scaled by its maximum over the candidates (zeros without signal)."""
+    if not len(weights) or weights.sum() <= 0:
+        return np.zeros(values.shape[1])
+    mean = weights @ values / weights.sum()
+    top = mean.max() if mean.size else 0.0
+    return mean / top if top > 0 else np.zeros_like(mean)
+
+
+def vector_scores(
+    index: FeatureIndex,
+    curated: Curated,
+    user_id: str,
+    candidates: Sequence[str],
+    facets: Sequence[dict],
+    visible: Sequence[str] | None = None,
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The Vector configuration's scores (in [0, 1]) and their three parts (see the module docstring)."""
+    env = index.env
+    rows = np.array([env.item_index[c] for c in candidates], dtype=np.int64)
+    weights = np.clip(curated.scores, 0.0, None)
+    items, item_w = curated.index[curated.is_item], weights[curated.is_item]
+    users, user_w = curated.index[~curated.is_item], weights[~curated.is_item]
+    profile = mean_unit(index.item_vectors[items], item_w)
+    if profile is None:
+        own, own_w = recency_profile(index, user_id, visible)
+        profile = mean_unit(index.item_vectors[own], own_w)
+    embedding = (
+        np.clip(index.item_vectors[rows] @ profile, 0.0, 1.0) if profile is not None else np.zeros(len(rows))
+    )
+    memory = index.user_vector(user_id, index.updated_vectors())
+    embedding = 0.5 * embedding + 0.5 * np.clip(index.item_vectors[rows] @ memory, 0.0, 1.0)
+    by_users = (
+        _share(np.asarray(index.x[users][:, rows].todense(), dtype=np.float64), user_w)
+        if len(users)
+        else None
+    )
+    by_items = _share(cosine_cooccurrence(index, items, candidates), item_w) if len(items) else None
+    present = [p for p in (by_users, by_items) if p is not None]
+    collaborative = np.mean(present, axis=0) if present else np.zeros(len(rows))
+    parts = {
+        "facet": facet_match(index, facets, rows),
+        "embedding": embedding,
+        "collaborative": collaborative,
+    }
+    used = {name: VECTOR_WEIGHTS[name] for name, part in parts.items() if part.any()}
+    total = sum(used.values()) or 1.0
+    score = sum(used[name] * parts[name] for name in used) / total if used else np.zeros(len(rows))
+    return np.clip(score, 0.0, 1.0), parts
+
+
+def rank_scores(
+    candidates: Sequence[str], scores: dict[str, float], tie_break: dict[str, float]
+) -> list[str]:
+    """Candidates by score desc, then tie-break score desc, then input order."""
+    position = {c: i for i, c in enumerate(candidates)}
+    return sorted(candidates, key=lambda c: (-scores[c], -tie_break[c], position[c]))
+
+
+def validate_scores(
+    answer: CandidateScores, candidates: Sequence[str], fallback: dict[str, float]
+) -> tuple[CandidateScores, list[str]]:
+    """Keep candidate ids once each (unknown/duplicates dropped), clip scores, fill missing ones."""
+    allowed, kept, repairs = set(candidates), {}, []
+    for entry in answer.scores:
+        item = str(entry.item_id).strip()
+        if item not in allowed:
+            repairs.append("unknown_id")
+            continue
+        if item in kept:
+            repairs.append("duplicate_id")
+            continue
+        score, clipped = clip_score(float(entry.score), 0.0, 1.0)
+        repairs += ["score_clipped"] if clipped else []
+        kept[item] = CandidateScore(item_id=item, score=score, rationale=" ".join(entry.rationale.split()))
+    if not kept:
+        raise InvalidAnswer("no entry names a candidate; use the ids in square brackets", kind="no_valid_ids")
+    for item in candidates:
+        if item not in kept:
+            repairs.append("missing_id")
+            kept[item] = CandidateScore(
+                item_id=item, score=fallback[item], rationale="(vector fallback score)"
+            )
+    return CandidateScores(scores=[kept[c] for c in candidates]), repairs
+
+
+def vector_answer(
+    candidates: Sequence[str], scores: np.ndarray, parts: dict[str, np.ndarray]
+) -> CandidateScores:
+    """The Vector configuration as a `CandidateScores` answer with per-part rationales."""
+    entries = []
+    for i, item in enumerate(candidates):
+        why = ", ".join(f"{name} {part[i]:.2f}" for name, part in parts.items())
+        entries.append(
+            CandidateScore(item_id=item, score=round(float(scores[i]), 6), rationale=f"vector: {why}")
+        )
+    return CandidateScores(scores=entries)
+
+
+def candidate_memories(candidates: Sequence[str], memories: dict[str, str], env: Environment) -> str:
+    """The candidate list with each candidate's memory (cut), under the shared header."""
+    lines = [CANDIDATES_HEADER]
+    for item in candidates:
+        text = " ".join(memories.get(f"i:{item}", env.dataset.items[item].title).split())
+        lines.append(f"[{item}] " + (text if len(text) <= MEMORY_CHARS else text[: MEMORY_CHARS - 1] + "…"))
+    return "\n".join(lines)
+
+
+def rerank_task(
+    env: Environment,
+    candidates: Sequence[str],
+    instruction: str | None,
+    user_memory: str,
+    facets: Sequence[dict],
+    memories: dict[str, str],
+    fallback: Callable[[], CandidateScores],
+    fill: dict[str, float],
+) -> AgentTask[CandidateScores]:
+    """The Stage ReRank agent task for one user: `fallback` computes the Vector answer (only when
+    it is needed: its facet match embeds free-text facets), `fill` scores candidates an answer
+    leaves out."""
+    facet_lines = "\n".join(f"- {f['facet']} [{float(f['confidence']):.2f}]" for f in facets) or "(none)"
+    messages = prompts.RERANK.format_messages(
+        instruction=instruction or prompts.NO_INSTRUCTION,
+        user_memory=user_memory or "(empty)",
+        facets=facet_lines,
+        candidates=candidate_memories(candidates, memories, env),
+    )
+
+    def validate(answer: CandidateScores) -> tuple[CandidateScores, list[str]]:
+        return validate_scores(answer, candidates, fill)
+
+    return AgentTask(
+        "rerank", "rec", messages, CandidateScores, validate, fallback, scores_json_schema(candidates)
+    )

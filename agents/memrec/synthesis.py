@@ -1,0 +1,224 @@
+"""MemRec Stage R, step 2: LM_Mem ("mem" role) synthesises preference facets from the curated neighbours.
+
+Tiered context within the token budget tau (≈4 characters a token, counted over the user memory,
+the neighbour notes and the candidate list; the fixed instructions are not counted): every
+neighbour starts with its full note (users: their last three training titles; items: memory cut
+to `ITEM_NOTE_CHARS`); while over budget the lowest-scored neighbour still at full length is
+shortened (one title / `SHORT_NOTE_CHARS`), then the lowest-scored neighbours are dropped, and
+last the user memory is cut. Fallback: facets are the categories with the highest weighted
+support over the curated neighbours (confidence = that support).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from agents.base import AgentTask, InvalidAnswer
+from agents.memrec.curation import Curated
+from agents.memrec.features import FeatureIndex, recency_profile
+from agents.ranking import clip_score
+from agents.usage import estimate_tokens
+from prompts import memrec as prompts
+from prompts.common import candidates_block
+from state.memrec_schemas import Facet, FacetSet, SupportEdge, facet_json_schema
+from tools.memory_graph import user_node
+from world.environment import Environment
+
+ITEM_NOTE_CHARS = 200
+"""Full item note: its memory cut to this many characters."""
+SHORT_NOTE_CHARS = 60
+"""Shortened notes (over budget) keep this many characters."""
+SUPPORTERS_PER_FACET = 5
+"""Fallback facets list at most this many supporting neighbours."""
+
+
+def _cut(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def neighbour_notes(env: Environment, curated: Curated, memories: dict[str, str]) -> list[tuple[str, str]]:
+    """(full, short) note of each curated neighbour, in curated order."""
+    notes = []
+    for node, is_item in zip(curated.node_ids, curated.is_item, strict=True):
+        if is_item:
+            text = memories.get(node, env.dataset.items[node[2:]].title)
+            notes.append(
+                (
+                    f"{node} (item): {_cut(text, ITEM_NOTE_CHARS)}",
+                    f"{node} (item): {_cut(text, SHORT_NOTE_CHARS)}",
+                )
+            )
+        else:
+            case = env.cases.get(node[2:])
+            titles = [env.dataset.items[e.item_id].title for e in reversed(case.history[-3:])] if case else []
+            recent = "; ".join(titles) or "no training interactions"
+            notes.append(
+                (
+                    f"{node} (user): recently {recent}",
+                    f"{node} (user): recently {_cut(titles[0] if titles else recent, SHORT_NOTE_CHARS)}",
+                )
+            )
+    return notes
+
+
+@dataclass(frozen=True)
+class BudgetedContext:
+    """The Stage R context actually shown."""
+
+    user_memory: str
+    """The user memory (cut only as the last resort)."""
+    lines: list[str]
+    """Neighbour notes kept, best first."""
+    shown: list[str]
+    """Node ids of the neighbours kept."""
+    tokens: int
+    """Estimated tokens of memory + notes + candidates."""
+    shortened: int
+    """Notes shortened to fit."""
+    dropped: int
+    """Neighbours dropped to fit."""
+
+
+def fit_budget(
+    user_memory: str,
+    node_ids: Sequence[str],
+    notes: Sequence[tuple[str, str]],
+    candidates_text: str,
+    budget: int,
+) -> BudgetedContext:
+    """Apply the tiered budget (see the module docstring); node_ids/notes are best first."""
+    use_short = [False] * len(notes)
+    keep = len(notes)
+
+    def tokens(memory: str) -> int:
+        lines = [notes[i][1 if use_short[i] else 0] for i in range(keep)]
+        return estimate_tokens("\n".join([memory, *lines, candidates_text]))
+
+    shortened = 0
+    for i in reversed(range(len(notes))):
+        if tokens(user_memory) <= budget:
+            break
+        use_short[i], shortened = True, shortened + 1
+    while keep and tokens(user_memory) > budget:
+        keep -= 1
+    memory = user_memory
+    while memory and tokens(memory) > budget:
+        memory = _cut(memory, max(0, len(memory) - 40)) if len(memory) > 41 else ""
+    lines = [notes[i][1 if use_short[i] else 0] for i in range(keep)]
+    return BudgetedContext(
+        memory, lines, list(node_ids[:keep]), tokens(memory), sum(use_short[:keep]), len(notes) - keep
+    )
+
+
+def category_facets(
+    index: FeatureIndex, curated: Curated, user_id: str, n_facets: int, visible: Sequence[str] | None = None
+) -> FacetSet:
+    """Fallback facets: categories ranked by weighted support over the curated neighbours.
+
+    Membership of a category: items 1/0; users their share of it relative to their top category.
+    Weights: curation scores (clipped at 0). Without neighbours (w/o Collab. Read) the user's own
+    training items stand in, weighted by edge weight, and facets list no supporters.
+    """
+    if curated.node_ids:
+        items, users = curated.index[curated.is_item], curated.index[~curated.is_item]
+        member = np.zeros((len(curated.node_ids), len(index.categories)))
+        member[curated.is_item] = index.item_categories[items]
+        dist = index.user_dist[users]
+        top = dist.max(axis=1, keepdims=True)
+        member[~curated.is_item] = np.divide(dist, top, out=np.zeros_like(dist), where=top > 0)
+        weights = np.clip(curated.scores, 0.0, None)
+    else:
+        own, weights = recency_profile(index, user_id, visible)
+        member = index.item_categories[own]
+    if not len(weights) or not member.size:
+        return FacetSet(facets=[], support_edges=[])
+    weights = weights if weights.sum() > 0 else np.ones(len(weights))
+    support = weights @ member / weights.sum()
+    order = [j for j in np.argsort(-support, kind="stable")[:n_facets] if support[j] > 0]
+    facets = []
+    for j in order:
+        rows = np.flatnonzero(member[:, j] >= 0.5) if curated.node_ids else []
+        backers = [curated.node_ids[i] for i in rows][:SUPPORTERS_PER_FACET]
+        source = f"{len(backers)} curated neighbours" if curated.node_ids else "the user's own history"
+        text = f"{index.categories[j]} (weighted support {support[j]:.2f} from {source})"
+        facets.append(Facet(facet=text, confidence=round(float(support[j]), 4), supporting_neighbors=backers))
+    top_score = float(curated.scores.max()) if len(curated.scores) and curated.scores.max() > 0 else 1.0
+    edges = [
+        SupportEdge(from_=node, to=user_node(user_id), w=round(max(float(s), 0.0) / top_score, 4))
+        for node, s in zip(curated.node_ids, curated.scores, strict=True)
+    ]
+    return FacetSet(facets=facets, support_edges=edges)
+
+
+def validate_facets(
+    answer: FacetSet, shown: Sequence[str], user_id: str, n_facets: int
+) -> tuple[FacetSet, list[str]]:
+    """Clip confidences and weights, drop unknown supporters and edges, keep at most `n_facets`."""
+    allowed, repairs, facets, seen = set(shown), [], [], set()
+    for facet in answer.facets:
+        text = " ".join(facet.facet.split())
+        if not text or text.lower() in seen:
+            repairs.append("duplicate_facet" if text else "empty_facet")
+            continue
+        if len(facets) == n_facets:
+            repairs.append("extra_facet")
+            continue
+        seen.add(text.lower())
+        confidence, clipped = clip_score(facet.confidence, 0.0, 1.0)
+        repairs += ["confidence_clipped"] if clipped else []
+        backers = []
+        for node in facet.supporting_neighbors:
+            if node not in allowed or node in backers:
+                repairs.append("unknown_neighbor")
+            else:
+                backers.append(node)
+        facets.append(Facet(facet=text, confidence=confidence, supporting_neighbors=backers))
+    if not facets:
+        raise InvalidAnswer("no usable facet; give non-empty, distinct facet phrases", kind="no_facets")
+    endpoints, edges = allowed | {user_node(user_id)}, []
+    for edge in answer.support_edges:
+        if edge.from_ not in endpoints or edge.to not in endpoints or edge.from_ == edge.to:
+            repairs.append("invalid_edge")
+            continue
+        weight, clipped = clip_score(edge.w, 0.0, 1.0)
+        repairs += ["weight_clipped"] if clipped else []
+        edges.append(SupportEdge(from_=edge.from_, to=edge.to, w=weight))
+    return FacetSet(facets=facets, support_edges=edges), repairs
+
+
+def synthesis_task(
+    env: Environment,
+    index: FeatureIndex,
+    curated: Curated,
+    user_id: str,
+    user_memory: str,
+    candidates: Sequence[str],
+    memories: dict[str, str],
+    n_facets: int,
+    budget: int,
+    visible: Sequence[str] | None = None,
+) -> tuple[AgentTask[FacetSet], BudgetedContext]:
+    """The Stage R agent task for one user, and the budgeted context it shows."""
+    candidates_text = candidates_block(env.dataset, candidates)
+    notes = neighbour_notes(env, curated, memories)
+    context = fit_budget(user_memory, curated.node_ids, notes, candidates_text, budget)
+    messages = prompts.SYNTHESIS.format_messages(
+        user=user_node(user_id),
+        user_memory=context.user_memory or "(empty)",
+        neighbours="\n".join(f"- {line}" for line in context.lines) or "(none: no neighbours are read)",
+        n_facets=n_facets,
+        candidates=candidates_text,
+    )
+
+    def validate(answer: FacetSet) -> tuple[FacetSet, list[str]]:
+        return validate_facets(answer, context.shown, user_id, n_facets)
+
+    def fallback() -> FacetSet:
+        return category_facets(index, curated, user_id, n_facets, visible)
+
+    schema = facet_json_schema(n_facets, context.shown, user_node(user_id))
+    return AgentTask("synthesise", "mem", messages, FacetSet, validate, fallback, schema), context

@@ -1,0 +1,277 @@
+"""Honest comparisons: bootstrap intervals over users, paired tests, Holm, markers.
+
+Pure functions: per-user metric values in, numbers out (no files, no registry).
+
+- Interval of a method's metric: 95% percentile bootstrap over users
+  (`scipy.stats.bootstrap`, `method="percentile"`, `BOOTSTRAP_RESAMPLES` resamples, seeded
+  with `SEED`). Users are sorted by id first, so the interval does not depend on the order
+  in which users finished (`--concurrency`).
+- Paired comparison of a method with a reference on the users both were run on: the mean
+  per-user difference (method − reference), its 95% percentile bootstrap interval (users
+  resampled as pairs, i.e. the per-user differences are resampled) and the p-value of a
+  two-sided paired permutation test (`scipy.stats.permutation_test`,
+  `permutation_type="samples"`: under H0 the two values of a user are exchangeable, so each
+  per-user difference keeps or flips its sign; exact when 2^n ≤ `PERMUTATION_RESAMPLES`,
+  else `PERMUTATION_RESAMPLES` seeded random sign flips).
+
+  Why a permutation test and not Wilcoxon: it tests the statistic we report (the mean
+  difference) while Wilcoxon tests a shift of the pseudo-median; our per-user metrics are
+  heavily tied and zero-inflated (hit@1 differences are -1, 0 or +1; most users rank the
+  target the same under two methods), where Wilcoxon needs a zero/tie convention and a
+  normal approximation, whereas sign flips handle zeros (they flip to themselves) and ties
+  exactly, with no distributional assumption.
+- Holm's step-down correction across the methods compared with one reference, per metric.
+- Verdict: "better" (▲) / "worse" (▼) when the Holm-adjusted p < `ALPHA`, by the sign of
+  the difference; otherwise "no detectable difference" (≈).
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats as sps
+
+CONFIDENCE = 0.95
+"""Confidence level of every interval."""
+BOOTSTRAP_RESAMPLES = 9999
+"""Bootstrap resamples per interval (scipy's default)."""
+PERMUTATION_RESAMPLES = 9999
+"""Random sign-flip patterns per permutation test when the exact test (2^n) is larger."""
+SEED = 0
+"""Seed of every resampling, fixed so that reports are reproducible."""
+ALPHA = 0.05
+"""Family-wise error rate of the Holm-corrected verdicts."""
+COMPARED = ("hit@1", "ndcg@5", "mrr", "avg_hr")
+"""Metrics `recgraph bench` tests against the reference (one test costs ~0.3 s at 300 users)."""
+BETTER, WORSE, SAME = "better", "worse", "no detectable difference"
+MARKERS = {BETTER: "▲", WORSE: "▼", SAME: "≈"}
+"""Verdict -> marker in tables."""
+
+Rows = Mapping[str, Mapping[str, float]]
+"""Per-user metrics of one method: user id -> {metric: value}."""
+
+
+def metric_order(names: Iterable[str]) -> list[str]:
+    """Metric names in report order: hit@K, ndcg@K (by K), mrr, avg_hr, then any others."""
+
+    def key(name: str) -> tuple[int, int, str]:
+        family, _, k = name.partition("@")
+        rank = {"hit": 0, "ndcg": 1, "mrr": 2, "avg_hr": 3}.get(family, 4)
+        return rank, int(k) if k.isdigit() else 0, name
+
+    return sorted(names, key=key)
+
+
+def settings() -> dict[str, Any]:
+    """The resampling settings, as written to metrics.json."""
+    return {
+        "interval": f"{CONFIDENCE:.0%} percentile bootstrap over users (scipy.stats.bootstrap)",
+        "confidence": CONFIDENCE,
+        "bootstrap_resamples": BOOTSTRAP_RESAMPLES,
+        "test": "two-sided paired permutation test of the mean difference (per-user sign flips, "
+        "scipy.stats.permutation_test, permutation_type='samples'; exact when 2^users <= resamples)",
+        "permutation_resamples": PERMUTATION_RESAMPLES,
+        "compared_metrics": list(COMPARED),
+        "correction": "Holm across the compared methods, per metric",
+        "alpha": ALPHA,
+        "seed": SEED,
+    }
+
+
+def _rng(function: Callable[..., Any], seed: int) -> dict[str, Any]:
+    """Seed keyword for a scipy resampling function (`rng` since scipy 1.15, else `random_state`)."""
+    name = "rng" if "rng" in inspect.signature(function).parameters else "random_state"
+    return {name: np.random.default_rng(seed)}
+
+
+def _mean(sample: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.mean(sample, axis=axis)
+
+
+def _mean_difference(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.mean(x - y, axis=axis)
+
+
+def bootstrap_cis(
+    table: Sequence[Sequence[float]], resamples: int = BOOTSTRAP_RESAMPLES, seed: int = SEED
+) -> list[list[float] | None]:
+    """95% percentile bootstrap interval [low, high] of the mean of each row of `table`.
+
+    Rows are equally long (one value per user); the users are resampled once for all rows, so
+    a row's interval is the same as when it is bootstrapped alone with the same seed. None for
+    fewer than 2 users (no spread to resample); exactly [v, v] for a row whose values are all v.
+    """
+    data = np.asarray(table, dtype=float).reshape(len(table), -1)
+    if data.shape[1] < 2:
+        return [None] * data.shape[0]
+    result = sps.bootstrap(
+        (data,),
+        _mean,
+        n_resamples=resamples,
+        vectorized=True,
+        axis=-1,
+        confidence_level=CONFIDENCE,
+        method="percentile",
+        **_rng(sps.bootstrap, seed),
+    )
+    low, high = np.atleast_1d(result.confidence_interval.low), np.atleast_1d(result.confidence_interval.high)
+    constant = np.all(data == data[:, :1], axis=1)
+    return [
+        [float(row[0]), float(row[0])] if same else [float(lo), float(hi)]
+        for row, same, lo, hi in zip(data, constant, low, high, strict=True)
+    ]
+
+
+def bootstrap_ci(
+    values: Sequence[float], resamples: int = BOOTSTRAP_RESAMPLES, seed: int = SEED
+) -> list[float] | None:
+    """95% percentile bootstrap interval [low, high] of the mean of `values` (see `bootstrap_cis`)."""
+    return bootstrap_cis([values], resamples, seed)[0]
+
+
+def metric_intervals(rows: Rows) -> dict[str, list[float] | None]:
+    """Bootstrap interval of every metric's mean over the users in `rows` (sorted by id)."""
+    users = sorted(rows)
+    if not users:
+        return {}
+    metrics = list(rows[users[0]])
+    intervals = bootstrap_cis([[rows[u][m] for u in users] for m in metrics])
+    return dict(zip(metrics, intervals, strict=True))
+
+
+def with_intervals(summary: Mapping[str, Any], intervals: Mapping[str, Any]) -> dict[str, Any]:
+    """`summary` with `<metric>_ci` inserted right after each `<metric>` it has an interval for."""
+    merged: dict[str, Any] = {}
+    for key, value in summary.items():
+        if key.endswith("_ci"):
+            continue
+        merged[key] = value
+        if key in intervals:
+            merged[f"{key}_ci"] = intervals[key]
+    return merged
+
+
+def permutation_p_value(
+    x: Sequence[float], y: Sequence[float], resamples: int = PERMUTATION_RESAMPLES, seed: int = SEED
+) -> float:
+    """Two-sided paired permutation p-value of mean(x − y) = 0 (pairs are x[i], y[i]).
+
+    1.0 when x == y (every sign flip gives the observed 0) and for a single pair (its two
+    flips, +d and −d, are both as extreme as the observed one).
+    """
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if np.array_equal(a, b) or a.size < 2:  # all flips give 0, as observed / only ±d: both as extreme
+        return 1.0
+    result = sps.permutation_test(
+        (a, b),
+        _mean_difference,
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=resamples,
+        alternative="two-sided",
+        **_rng(sps.permutation_test, seed),
+    )
+    return float(min(1.0, result.pvalue))
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in the order given.
+
+    Sorted ascending, the i-th smallest (1-based) is multiplied by m − i + 1, capped at 1,
+    and made non-decreasing (each adjusted value is at least the previous one).
+    """
+    m = len(p_values)
+    adjusted = [0.0] * m
+    running = 0.0
+    for position, index in enumerate(sorted(range(m), key=lambda i: p_values[i])):
+        running = max(running, min(1.0, (m - position) * p_values[index]))
+        adjusted[index] = running
+    return adjusted
+
+
+def verdict(difference: float, p_adjusted: float, alpha: float = ALPHA) -> str:
+    """better / worse when the adjusted p-value is below `alpha`, else no detectable difference."""
+    if p_adjusted < alpha and difference > 0:
+        return BETTER
+    if p_adjusted < alpha and difference < 0:
+        return WORSE
+    return SAME
+
+
+@dataclass
+class Paired:
+    """One method against its reference on one metric."""
+
+    difference: float
+    """mean over paired users of (method − reference)."""
+    ci: list[float] | None
+    """95% percentile bootstrap interval of `difference` (users resampled as pairs)."""
+    p_value: float
+    """Two-sided paired permutation p-value (uncorrected)."""
+    users: int
+    """Users paired."""
+    p_holm: float = 1.0
+    """Holm-adjusted p-value across the methods compared with the same reference."""
+    verdict: str = SAME
+    """better / worse / no detectable difference."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The metrics.json form."""
+        return {
+            "difference": self.difference,
+            "ci": self.ci,
+            "p_value": self.p_value,
+            "p_holm": self.p_holm,
+            "verdict": self.verdict,
+            "marker": MARKERS[self.verdict],
+            "users": self.users,
+        }
+
+
+def paired(method: Rows, reference: Rows, metric: str) -> Paired:
+    """Compare `method` with `reference` on `metric` over the users both have (sorted by id)."""
+    users = sorted(set(method) & set(reference))
+    x = [method[u][metric] for u in users]
+    y = [reference[u][metric] for u in users]
+    differences = [a - b for a, b in zip(x, y, strict=True)]
+    mean = math.fsum(differences) / len(differences) if differences else 0.0
+    return Paired(mean, bootstrap_ci(differences), permutation_p_value(x, y), len(users))
+
+
+def compare_all(
+    pairs: Mapping[str, tuple[Rows, Rows]], metrics: Sequence[str]
+) -> dict[str, dict[str, Paired]]:
+    """name -> metric -> `Paired` for each (method rows, reference rows); Holm across names per metric."""
+    table = {name: {m: paired(rows, ref, m) for m in metrics} for name, (rows, ref) in pairs.items()}
+    for metric in metrics:
+        names = list(table)
+        for name, adjusted in zip(names, holm([table[n][metric].p_value for n in names]), strict=True):
+            row = table[name][metric]
+            row.p_holm = adjusted
+            row.verdict = verdict(row.difference, adjusted)
+    return table
+
+
+def choose_reference(
+    means: Mapping[str, Mapping[str, float]], kinds: Mapping[str, str], requested: str | None = None
+) -> tuple[str | None, str]:
+    """The reference method and how it was chosen.
+
+    `requested` if given (ValueError unless it is one of `means`); else the classic method
+    (`kinds[m] == "classic"`) with the highest ndcg@5, the first in run order on ties; None
+    when the run has no classic method.
+    """
+    if requested:
+        if requested not in means:
+            raise ValueError(f"reference {requested!r} is not among the methods run: {', '.join(means)}")
+        return requested, "chosen with --reference"
+    classic = [m for m in means if kinds.get(m) == "classic"]
+    if not classic:
+        return None, "no classic baseline in the run and no --reference: no paired comparisons"
+    best = max(classic, key=lambda m: (means[m].get("ndcg@5", 0.0), -classic.index(m)))
+    return best, "the strongest classic baseline in the run by ndcg@5 (default; change with --reference)"

@@ -1,0 +1,140 @@
+"""MemRec's Stage W in the benchmark: each user's warm-up (validation) interaction is propagated
+into the memory graph before any test case of the method is ranked, as the paper's protocol does.
+
+Reproducible whatever the concurrency: every warm-up job is proposed (one LM_Mem call each, run
+concurrently) from the same initial memories, logged durably to `<method>.warmup.jsonl`, and only
+then applied in user-id order by a synchronous writer. A killed run resumes: logged proposals are
+not asked again, and jobs already applied are skipped by id. Each memory method has its own graph
+file under `<out>/memrec_memory/`, so methods (and ablations) never see each other's writes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from langchain_core.runnables import RunnableLambda
+
+from agents.memrec.features import feature_index
+from agents.usage import summarise_usage
+from graphs.lifecycle.hooks import Prepared, PrepareRequest
+from state.context import Context
+from tools.memory_writer import MemoryWriter, PropagationJob
+from world.data import natural_key
+from world.environment import Environment, get_environment
+from world.results_log import ResultsLog
+
+MEMORY_DIR = "memrec_memory"
+"""Sub-folder of `--out` holding the memory graphs and warm-up logs of memory methods."""
+WARMUP_FIELDS = (
+    "llm_calls",
+    "input_tokens",
+    "output_tokens",
+    "fallbacks",
+    "repairs",
+    "llm_seconds",
+    "errors",
+    "repair_kinds",
+)
+"""Stage W usage totals reported per method in metrics.json (`stage_w`)."""
+
+
+def memory_context(context: Context, out: Path, method: str) -> Context:
+    """The run's context pointed at the method's own memory graph file."""
+    folder = out / MEMORY_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    return replace(context, memrec_memory=str(folder / f"{method}.sqlite"))
+
+
+def warmup_interaction(env: Environment, user_id: str, scenario: str) -> dict[str, Any] | None:
+    """The write request of a user's warm-up interaction, or None when the scenario hides it."""
+    valid = env.cases[user_id].valid
+    if valid is None or valid.item_id not in env.history(user_id, scenario):
+        return None
+    return {"user_id": user_id, "item_id": valid.item_id, "timestamp": valid.timestamp}
+
+
+async def propose_warmups(
+    env: Environment,
+    users: Sequence[str],
+    scenario: str,
+    context: Context,
+    log: ResultsLog,
+    concurrency: int,
+    on_progress: Callable[[int], None] | None = None,
+) -> None:
+    """Ask Stage W for every warm-up job not yet in `log` (concurrently; nothing is applied);
+    `on_progress` gets the number of users with a logged job."""
+    from graphs.memrec_write import graph
+
+    done = log.done("stage_w")
+    todo = [
+        (user, request)
+        for user in users
+        if user not in done
+        if (request := warmup_interaction(env, user, scenario)) is not None
+    ]
+    propose = replace(context, memrec_write_mode="propose")
+
+    async def invoke(item: tuple[str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+        user, request = item
+        return user, await graph.ainvoke(request, context=propose)
+
+    runnable = RunnableLambda(invoke, name="stage_w:warmup")
+    config = {"max_concurrency": max(1, concurrency)}
+    count = 0
+    already = len(done)
+    async for _, (user, output) in runnable.abatch_as_completed(todo, config=config):
+        log.append({"method": "stage_w", "user_id": user, "job": output["job"], "usage": output["usage"]})
+        count += 1
+        if on_progress:
+            on_progress(already + count)
+
+
+def apply_warmups(env: Environment, context: Context, log: ResultsLog, users: Sequence[str]) -> int:
+    """Apply the logged jobs of `users` in user-id order (synchronously); returns how many were new."""
+    graph = feature_index(env, context.memrec_memory).graph
+    writer = MemoryWriter(graph, synchronous=True)
+    before = writer.stats().get("done", 0)
+    records = log.done("stage_w")
+    for user in sorted((u for u in users if u in records), key=natural_key):
+        writer.submit(PropagationJob.from_json(json.dumps(records[user]["job"])))
+    return writer.stats().get("done", 0) - before
+
+
+def warmup_usage(log: ResultsLog, users: Sequence[str]) -> dict[str, Any]:
+    """Stage W totals over the users' warm-up jobs (for metrics.json)."""
+    records = log.done("stage_w")
+    rows = [row for user in users if user in records for row in records[user]["usage"]]
+    summary = summarise_usage(rows)
+    totals = {field: summary[field] for field in WARMUP_FIELDS}
+    totals["jobs"] = sum(1 for user in users if user in records)
+    return totals
+
+
+def read_only(request: PrepareRequest) -> Prepared:
+    """`prepare` hook of MemRec methods without Stage W: their own memory graph, never written."""
+    return Prepared(memory_context(request.context, request.work_dir, request.method))
+
+
+def with_stage_w(request: PrepareRequest) -> Prepared:
+    """`prepare` hook of MemRec methods with Stage W: their own memory graph (next to
+    results.jsonl), and each user's warm-up job proposed and applied before ranking. Warm-up
+    progress is reported as "<method> · Stage W"; metrics.json gets the `stage_w` totals."""
+    ctx = memory_context(request.context, request.work_dir, request.method)
+    env = get_environment(ctx.dataset)
+    users = list(request.users)
+    log = ResultsLog(request.work_dir / MEMORY_DIR / f"{request.method}.warmup.jsonl", request.protocol)
+    if any(user not in request.ranked for user in users):
+        progress = request.on_progress
+        label = f"{request.method} · Stage W"
+        hook = (lambda count: progress(label, count, len(users))) if progress else None
+        asyncio.run(propose_warmups(env, users, request.scenario, ctx, log, request.concurrency, hook))
+        apply_warmups(env, ctx, log, users)
+        # Embed the changed memories once, before ranking, not inside the first timed users.
+        feature_index(env, ctx.memrec_memory).updated_vectors()
+    return Prepared(ctx, {"stage_w": warmup_usage(log, users)})

@@ -1,0 +1,116 @@
+"""The one way to turn work into a graph node: `step_node` for plain steps, `agent_node` for agents.
+
+Every node has a sync body (for `invoke`) and an async one (for `ainvoke`, Studio and the
+benchmark). A plain step is written once, synchronously: its async body runs it on the event loop
+when it is quick CPU work, or in a worker thread when it may block (files, SQLite, model loads),
+so `langgraph dev` never sees blocking calls on its loop. An agent node prepares an `AgentTask`
+from the state, asks the agent (sync or async LLM call) and turns the result into a state update.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.config import ensure_config
+
+from agents.backends import model_label
+from agents.base import AgentResult, AgentTask, arun_agent, run_agent, superstep
+from agents.usage import AgentUsage
+from graphs.run_context import current_context
+from state.context import Context, backend_for
+from world.environment import Environment, get_environment
+
+StepBody = Callable[[Any, RunnableConfig], dict[str, Any]]
+"""A node body: (state, config) -> state update. It reads the run's Context with `current_context()`."""
+AsyncStepBody = Callable[[Any, RunnableConfig], Awaitable[dict[str, Any]]]
+
+
+class DualNode(Runnable[Any, dict[str, Any]]):
+    """A node with a sync and an async body; LangGraph calls whichever the run needs.
+
+    It calls the body directly (no nested run per call): LangGraph already traces the node under
+    its name, and it has set the run's config (and so `get_runtime()`) before calling it.
+    """
+
+    def __init__(self, name: str, body: StepBody, abody: AsyncStepBody) -> None:
+        """`body` and `abody` take (state, config) and return the state update."""
+        self.name = name
+        self.body = body
+        self.abody = abody
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> dict[str, Any]:
+        """Run the sync body."""
+        return self.body(input, ensure_config(config))
+
+    async def ainvoke(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        """Run the async body."""
+        return await self.abody(input, ensure_config(config))
+
+
+def step_node(name: str, body: StepBody, *, blocking: bool | Callable[[Any], bool] = False) -> DualNode:
+    """A node from one sync body. When `blocking` (or `blocking(state)`) is true, under `ainvoke`
+    it runs in a worker thread (file or database I/O, model loading); otherwise inline on the loop
+    (quick, pure CPU: a thread hop per user would make the GIL ping-pong under high concurrency)."""
+
+    async def abody(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        if blocking(state) if callable(blocking) else blocking:
+            return await asyncio.to_thread(body, state, config)
+        return body(state, config)
+
+    return DualNode(name, body, abody)
+
+
+@dataclass
+class AgentCall:
+    """One agent invocation a node prepared: the task, how to write its result back, and whether
+    to ask at all."""
+
+    task: AgentTask
+    """The agent task (prompt, schema, validation, fallback)."""
+    finish: Callable[[AgentResult], dict[str, Any]]
+    """Turns the agent's result into the node's state update."""
+    needed: bool = True
+    """False when the answer is fixed without asking (e.g. nothing to summarise): no call is made."""
+    context: Context | None = None
+    """The context to ask with when it differs from the run's (e.g. a role forced to heuristic)."""
+
+
+PrepareAgent = Callable[[Any, Context, Environment], AgentCall]
+"""Builds an `AgentCall` from (state, the run's Context, the dataset's Environment)."""
+
+
+def skipped(call: AgentCall, ctx: Context, config: RunnableConfig) -> AgentResult:
+    """The deterministic answer of an agent that had nothing to ask (no call is made)."""
+    label = model_label(backend_for(ctx, call.task.role))
+    return AgentResult(call.task.fallback(), AgentUsage(call.task.agent, label, superstep(config)))
+
+
+def agent_node(name: str, prepare: PrepareAgent, *, blocking_prepare: bool = False) -> DualNode:
+    """A graph node running one agent. `prepare` builds the call; under `ainvoke` the LLM call is
+    awaited, and `prepare` runs in a worker thread when `blocking_prepare` (it touches disk)."""
+
+    def body(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        ctx = current_context()
+        call = prepare(state, ctx, get_environment(ctx.dataset))
+        ask = call.context or ctx
+        result = run_agent(call.task, ask, config) if call.needed else skipped(call, ask, config)
+        return call.finish(result)
+
+    async def abody(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        ctx = current_context()
+        if blocking_prepare:
+            call = await asyncio.to_thread(prepare, state, ctx, get_environment(ctx.dataset))
+        else:
+            call = prepare(state, ctx, get_environment(ctx.dataset))
+        ask = call.context or ctx
+        if call.needed:
+            return call.finish(await arun_agent(call.task, ask, config))
+        return call.finish(skipped(call, ask, config))
+
+    return DualNode(name, body, abody)

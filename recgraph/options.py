@@ -1,0 +1,30 @@
+"""Command-line options several `recgraph` subcommands share (methods' own subcommands too)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from world.scenarios import SCENARIOS
+
+
+def add_dataset_options(parser: argparse.ArgumentParser) -> None:
+    """Options every data-reading command shares."""
+    parser.add_argument("--dataset", default="ml-100k", help="ml-100k or a dataset path")
+    parser.add_argument("--seed", type=int, default=0, help="seed for users and candidates")
+    parser.add_argument("--scenario", default="classic", choices=SCENARIOS)
+    llm = parser.add_argument_group("LLM backend")
+    llm.add_argument(
+        "--llm",
+        default=os.environ.get("RECGRAPH_LLM", "heuristic"),
+        help="heuristic (no LLM, default), local (bundled SmolLM2), sim (loopback simulator), "
+        "or openai:<model>; env RECGRAPH_LLM",
+    )
+    llm.add_argument("--base-url", default="", help="OpenAI-compatible endpoint for openai:<model>")
+    llm.add_argument("--llm-timeout", type=float, default=None, help="seconds per LLM request")
+    llm.add_argument("--llm-retries", type=int, default=2, help="retries before the fallback")
+    llm.add_argument("--rps", type=float, default=0.0, help="client rate limit, requests/s (0: none)")
+    llm.add_argument("--llm-cache", default="", help="SQLite file replaying identical LLM calls")
+    llm.add_argument("--sim-latency", type=float, default=0.0, help="sim: seconds per answer")
+    llm.add_argument("--faults", type=float, default=0.0, help="sim: share of requests faulted")
+    llm.add_argument("--fault-kinds", default="all", help="sim: comma-separated fault kinds")

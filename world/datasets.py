@@ -1,0 +1,81 @@
+"""Finding and loading datasets by name or path (cached once per process)."""
+
+from __future__ import annotations
+
+import threading
+from functools import lru_cache
+from pathlib import Path
+
+from world.data import Dataset
+from world.errors import DatasetNotFoundError
+from world.loaders.recbole_atomic import load_recbole_atomic
+from world.loaders.sequential import load_sequential
+
+BUILTIN = ("ml-100k",)
+_load_lock = threading.Lock()
+
+
+def recbole_example_folder(name: str) -> Path:
+    """The folder of an example dataset shipped in recbole's wheel (downloaded, never installed)."""
+    from world.recbole_wheel import DATASET, ml100k_dir
+
+    if name != DATASET:
+        raise DatasetNotFoundError(f"the recbole wheel has no example dataset {name!r}")
+    return ml100k_dir()
+
+
+def load_path(path: Path) -> Dataset:
+    """Detect the layout at `path` and load it.
+
+    `path` may be a folder (RecBole atomic files, one sequential split, AgentSociety
+    JSON, InstructRec) or a file prefix such as `data/CDs-100-user-dense` naming one
+    of several sequential splits in a folder.
+    """
+    folder, prefix = (path, path.name) if path.is_dir() else (path.parent, path.name)
+    if not folder.is_dir():
+        raise DatasetNotFoundError(f"no dataset at {str(path)!r}: not a folder or file prefix")
+    tests = sorted(folder.glob(f"{prefix}*.test.inter" if not path.is_dir() else "*.test.inter"))
+    if tests:
+        if len(tests) > 1:
+            names = ", ".join(t.name.removesuffix(".test.inter") for t in tests)
+            raise DatasetNotFoundError(
+                f"{folder} holds several sequential splits ({names}); pass {folder}/<one of them>"
+            )
+        return load_sequential(folder, tests[0].name.removesuffix(".test.inter"))
+    if (folder / "item.json").is_file() and (folder / "review.json").is_file():
+        from world.loaders.agentsociety import load_agentsociety
+
+        return load_agentsociety(folder)
+    if list(folder.glob("*.instruction")):
+        from world.loaders.instructrec import load_instructrec
+
+        return load_instructrec(folder)
+    inters = sorted(folder.glob(f"{prefix}.inter")) or sorted(folder.glob("*.inter"))
+    if len(inters) == 1:
+        return load_recbole_atomic(folder, inters[0].stem)
+    raise DatasetNotFoundError(
+        f"no dataset at {str(path)!r}: expected RecBole atomic files (<name>.inter/.item), "
+        "a <name>.test.inter split, AgentSociety item.json/review.json, or InstructRec files"
+    )
+
+
+@lru_cache(maxsize=8)
+def _load_cached(spec: str) -> Dataset:
+    if spec in BUILTIN:
+        return load_recbole_atomic(recbole_example_folder(spec), spec)
+    path = Path(spec).expanduser()
+    if not path.exists() and not path.parent.is_dir():
+        raise DatasetNotFoundError(
+            f"unknown dataset {spec!r}: not a built-in ({', '.join(BUILTIN)}) and not a path"
+        )
+    if not path.exists() and not list(path.parent.glob(f"{path.name}.*")):
+        raise DatasetNotFoundError(
+            f"unknown dataset {spec!r}: not a built-in ({', '.join(BUILTIN)}) and not a path"
+        )
+    return load_path(path)
+
+
+def load_dataset(spec: str) -> Dataset:
+    """Load a built-in dataset by name (`ml-100k`) or any supported layout by path."""
+    with _load_lock:
+        return _load_cached(spec)

@@ -1,0 +1,113 @@
+"""Everything a graph needs about one dataset, loaded lazily once per process."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any, TypeVar
+
+import numpy as np
+from scipy import sparse
+
+from world.data import Dataset, natural_key
+from world.datasets import load_dataset
+from world.errors import InvalidRecInput
+from world.scenarios import visible_history
+from world.split import UserCase, leave_one_out
+
+T = TypeVar("T")
+
+
+class Environment:
+    """A dataset with its split, training matrix and lazily built models."""
+
+    def __init__(self, dataset: Dataset) -> None:
+        """Split the dataset and index its training interactions."""
+        self.dataset = dataset
+        self.cases: dict[str, UserCase] = leave_one_out(dataset)
+        self.item_ids: list[str] = sorted(dataset.items, key=natural_key)
+        self.item_index: dict[str, int] = {item: i for i, item in enumerate(self.item_ids)}
+        self.user_ids: list[str] = dataset.user_ids()
+        self.user_index: dict[str, int] = {user: i for i, user in enumerate(self.user_ids)}
+        self._all_events = self._events_by_user()
+        self.train_matrix = self._training_matrix()
+        self.popularity: dict[str, int] = Counter(
+            e.item_id for case in self.cases.values() for e in case.history
+        )
+        self._resources: dict[str, Any] = {}
+        self._lock = threading.RLock()
+
+    def _events_by_user(self) -> dict[str, list[str]]:
+        events: dict[str, list[tuple[float, int, str]]] = {}
+        for order, e in enumerate(self.dataset.interactions):
+            events.setdefault(e.user_id, []).append((e.timestamp, order, e.item_id))
+        return {u: [item for _, _, item in sorted(rows)] for u, rows in events.items()}
+
+    def _training_matrix(self) -> sparse.csr_matrix:
+        """Users x items, 1 where a training interaction exists (validation/test excluded)."""
+        rows, cols = [], []
+        for user, case in self.cases.items():
+            for e in case.history:
+                rows.append(self.user_index[user])
+                cols.append(self.item_index[e.item_id])
+        data = np.ones(len(rows), dtype=np.float32)
+        shape = (len(self.user_ids), len(self.item_ids))
+        matrix = sparse.csr_matrix((data, (rows, cols)), shape=shape)
+        matrix.data[:] = 1.0  # repeated interactions count once
+        return matrix
+
+    def require_user(self, user_id: str) -> None:
+        """Raise `InvalidRecInput` naming the user when the dataset does not have it."""
+        if user_id not in self.user_index:
+            raise InvalidRecInput(
+                f"unknown user id {user_id!r} (dataset {self.dataset.name!r} has {len(self.user_ids)} users)"
+            )
+
+    def require_items(self, item_ids: list[str]) -> None:
+        """Raise `InvalidRecInput` naming the first item id the catalog does not have."""
+        for item_id in item_ids:
+            if item_id not in self.item_index:
+                raise InvalidRecInput(
+                    f"unknown item id {item_id!r} (not in the {self.dataset.name!r} catalog)"
+                )
+
+    def history(self, user_id: str, scenario: str = "classic") -> list[str]:
+        """The user's visible history: all before the held-out test target, per scenario."""
+        self.require_user(user_id)
+        case = self.cases.get(user_id)
+        if case is None:  # too few interactions to split: everything is history
+            return list(self._all_events.get(user_id, []))
+        return visible_history(case, scenario)
+
+    def interacted(self, user_id: str) -> set[str]:
+        """Every item the user ever interacted with (train, validation and test)."""
+        return set(self._all_events.get(user_id, []))
+
+    def item_vectors(self) -> np.ndarray:
+        """MiniLM embeddings of every catalog item, row i for `item_ids[i]` (disk-cached)."""
+        from world.embeddings import item_embeddings
+
+        return self.resource("item_vectors", lambda: item_embeddings(self.dataset, self.item_ids))
+
+    def resource(self, key: str, build: Callable[[], T]) -> T:
+        """Build a heavy resource once (thread-safe) and reuse it for the process's life."""
+        with self._lock:
+            if key not in self._resources:
+                self._resources[key] = build()
+            return self._resources[key]
+
+
+@lru_cache(maxsize=8)
+def _environment(spec: str) -> Environment:
+    return Environment(load_dataset(spec))
+
+
+_env_lock = threading.Lock()
+
+
+def get_environment(spec: str) -> Environment:
+    """The process-wide `Environment` for a dataset name or path."""
+    with _env_lock:
+        return _environment(spec)

@@ -1,0 +1,60 @@
+"""The five AgentRecBench scenarios: which users are evaluated and which history they see."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Literal
+
+import numpy as np
+
+from world.errors import ProtocolError
+from world.split import UserCase
+
+Scenario = Literal["classic", "cold_user", "cold_item", "evolving_long", "evolving_short"]
+"""Which part of a user's history a method may see (the five AgentRecBench scenarios)."""
+SCENARIOS: tuple[str, ...] = Scenario.__args__
+
+DAY = 86_400.0
+COLD_USER_ITEMS = 3
+"""cold_user: only this many of the most recent history items are visible."""
+COLD_ITEM_QUANTILE = 0.2
+"""cold_item: targets whose training popularity is at most this quantile of the catalog's."""
+WINDOW_DAYS = {"evolving_long": 90, "evolving_short": 7}
+"""evolving_*: history restricted to this many days before the target."""
+
+
+def check_scenario(scenario: str, has_time: bool) -> None:
+    """Refuse unknown scenarios and time-based ones on data without timestamps."""
+    if scenario not in SCENARIOS:
+        raise ProtocolError(f"unknown scenario {scenario!r}; choose one of {', '.join(SCENARIOS)}")
+    if scenario in WINDOW_DAYS and not has_time:
+        raise ProtocolError(
+            f"scenario {scenario!r} needs timestamps, but this dataset only has interaction order"
+        )
+
+
+def visible_history(case: UserCase, scenario: str) -> list[str]:
+    """Item ids the method may see for this user at test time, oldest first."""
+    events = case.before_target()
+    if scenario == "cold_user":
+        events = events[-COLD_USER_ITEMS:]
+    elif scenario in WINDOW_DAYS:
+        start = case.target.timestamp - WINDOW_DAYS[scenario] * DAY
+        events = tuple(e for e in events if e.timestamp >= start)
+    return [e.item_id for e in events]
+
+
+def eligible_users(
+    cases: Mapping[str, UserCase], scenario: str, popularity: Mapping[str, int], n_items: int
+) -> list[str]:
+    """Users evaluated under `scenario` (every split user, filtered for cold_item / evolving)."""
+    users = list(cases)
+    if scenario == "cold_item":
+        counts = np.zeros(max(n_items, 1))
+        counts[: len(popularity)] = sorted(popularity.values())
+        threshold = float(np.quantile(counts, COLD_ITEM_QUANTILE))
+        users = [u for u in users if popularity.get(cases[u].target.item_id, 0) <= threshold]
+    elif scenario in WINDOW_DAYS:
+        # A window with nothing in it leaves no user to speak of: such users are skipped.
+        users = [u for u in users if visible_history(cases[u], scenario)]
+    return users
