@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agents.base import InvalidAnswer
+from agents.validation import NO_VALID_IDS, keep_known_unique, missing_ids
 
 
 def repair_ranking(
@@ -17,28 +18,17 @@ def repair_ranking(
     `fallback_order`. Returns the ranking and the repair kinds applied (one entry per id).
     Raises `InvalidAnswer` when not a single proposed id is a candidate — nothing to keep.
     """
-    allowed = set(candidates)
-    ranking: list[str] = []
-    repairs: list[str] = []
-    for raw in proposed:
-        item = str(raw).strip()
-        if item not in allowed:
-            repairs.append("unknown_id")
-        elif item in ranking:
-            repairs.append("duplicate_id")
-        else:
-            ranking.append(item)
-    if not ranking:
+    kept, repairs = keep_known_unique(
+        proposed, set(candidates), key=lambda raw: str(raw).strip(), keep=lambda item, _: item
+    )
+    if not kept:
         raise InvalidAnswer(
             "none of the ids in 'ranking' is a candidate; use the ids in square brackets",
-            kind="no_valid_ids",
+            kind=NO_VALID_IDS,
         )
-    placed = set(ranking)
-    for item in [*fallback_order, *candidates]:
-        if item not in placed:
-            ranking.append(item)
-            placed.add(item)
-            repairs.append("missing_id")
+    missing, filled = missing_ids(kept, [*fallback_order, *candidates])
+    ranking = [*kept, *missing]
+    repairs += filled
     return ranking, repairs
 
 

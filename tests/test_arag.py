@@ -185,7 +185,7 @@ def test_scripted_run_follows_the_blackboard(monkeypatch) -> None:
     nli_post = json.loads(output["trace"][got.index("nli")]["content"])
     assert nli_post["scores"]["181"] == 10.0 and nli_post["source"] == "llm"
     usage = {u["agent"]: u for u in output["usage"]}
-    assert usage["nli"]["repair_kinds"] == {"clipped_score": 1, "unknown_id": 1, "missing_id": 1}
+    assert usage["nli"]["repair_kinds"] == {"score_clipped": 1, "unknown_id": 1, "missing_id": 1}
     assert usage["item_ranker"]["repair_kinds"] == {
         "duplicate_id": 1,
         "missing_id": 1,
@@ -214,7 +214,7 @@ def test_scripted_per_item_nli(monkeypatch) -> None:
     assert {m["score"] for m in nli_posts} == {9.0, 10.0, 2.0, 7.0, 1.0, 0.0}
     nli_usage = [u for u in output["usage"] if u["agent"] == "nli"]
     assert len(nli_usage) == len(CANDIDATES) and len({u["step"] for u in nli_usage}) == 1
-    assert sum(u["repair_kinds"].get("clipped_score", 0) for u in nli_usage) == 1
+    assert sum(u["repair_kinds"].get("score_clipped", 0) for u in nli_usage) == 1
     [summary_prompt] = model.prompts_for("ContextSummary")
     shown = {line.split("]")[0][1:] for line in summary_prompt.splitlines() if line.startswith("[")}
     assert shown == {"181", "50", "2"}

@@ -121,8 +121,8 @@ def test_validators_repair_and_count() -> None:
     assert sorted(repairs) == sorted(
         [
             "confidence_clipped",
-            "unknown_neighbor",
-            "unknown_neighbor",
+            "unknown_neighbour",
+            "duplicate_neighbour",
             "duplicate_facet",
             "confidence_clipped",
             "weight_clipped",
@@ -172,7 +172,7 @@ def test_scripted_models_run_the_whole_path(monkeypatch) -> None:
     assert [m["role"] for m in output["trace"]] == ROLES
     synth, rerank = output["usage"]
     assert (synth["agent"], rerank["agent"]) == ("synthesise", "rerank") and synth["source"] == "llm"
-    assert synth["repair_kinds"] == {"confidence_clipped": 1, "unknown_neighbor": 1}
+    assert synth["repair_kinds"] == {"confidence_clipped": 1, "unknown_neighbour": 1}
     assert rerank["repair_kinds"] == {"unknown_id": 1, "duplicate_id": 1, "score_clipped": 1, "missing_id": 4}
     prompt = str(model.received[1][-1].content)
     assert "Space adventures [1.00]" in prompt and "Candidates (id in square brackets):" in prompt

@@ -26,6 +26,14 @@ from agents.arag.signals import (
 )
 from agents.base import AgentTask, InvalidAnswer
 from agents.ranking import clip_score
+from agents.validation import (
+    EMPTY_ANSWER,
+    INVALID_SCORE,
+    NO_VALID_IDS,
+    SCORE_CLIPPED,
+    keep_known_unique,
+    missing_ids,
+)
 from prompts import arag as prompts
 from prompts.common import candidates_block, item_block, item_line
 from state.arag_schemas import NLI_MAX, NLI_MIN, ContextSummary, NliJudgment, NliJudgments, UserSummary
@@ -78,7 +86,7 @@ def user_understanding_task(env: Environment, ctx: Context, history: Sequence[st
     def validate(answer: UserSummary) -> tuple[UserSummary, list[str]]:
         long_text, intent = answer.long_term.strip(), answer.session_intent.strip()
         if not long_text and not intent:
-            raise InvalidAnswer("both 'long_term' and 'session_intent' are empty", kind="empty_answer")
+            raise InvalidAnswer("both 'long_term' and 'session_intent' are empty", kind=EMPTY_ANSWER)
         repairs = ["empty_field"] * ((not long_text) + (not intent))
         return UserSummary(
             long_term=long_text or extractive.long_term, session_intent=intent or extractive.session_intent
@@ -107,7 +115,7 @@ def _checked_score(value: float, repairs: list[str]) -> float | None:
         return None
     score, clipped = clip_score(value, NLI_MIN, NLI_MAX)
     if clipped:
-        repairs.append("clipped_score")
+        repairs.append(SCORE_CLIPPED)
     return score
 
 
@@ -122,26 +130,24 @@ def nli_task(
         return NliJudgment(item_id=item, score=score, justification=f"[heuristic] {reason}")
 
     def validate(answer: NliJudgments) -> tuple[NliJudgments, list[str]]:
-        found: dict[str, NliJudgment] = {}
         repairs: list[str] = []
-        for judgment in answer.judgments:
-            item = judgment.item_id.strip()
-            if item not in heuristic:
-                repairs.append("unknown_id")
-            elif item in found:
-                repairs.append("duplicate_id")
-            elif (score := _checked_score(judgment.score, repairs)) is None:
-                repairs.append("invalid_score")
-            else:
-                found[item] = NliJudgment(item_id=item, score=score, justification=judgment.justification)
+
+        def usable(item: str, judgment: NliJudgment) -> NliJudgment | None:
+            if (score := _checked_score(judgment.score, repairs)) is None:
+                repairs.append(INVALID_SCORE)
+                return None
+            return NliJudgment(item_id=item, score=score, justification=judgment.justification)
+
+        found, dropped = keep_known_unique(
+            answer.judgments, heuristic, key=lambda j: j.item_id.strip(), keep=usable
+        )
+        repairs += dropped
         if not found:
             raise InvalidAnswer(
                 "no judgment names a candidate with a usable score; use the ids in square brackets",
-                kind="no_valid_ids",
+                kind=NO_VALID_IDS,
             )
-        for item in items:
-            if item not in found:
-                repairs.append("missing_id")
+        repairs += missing_ids(found, items)[1]
         return NliJudgments(judgments=[found.get(i) or judged(i) for i in items]), repairs
 
     schema = _object_schema(
@@ -168,7 +174,7 @@ def nli_item_task(
         repairs = [] if answer.item_id.strip() == item else ["wrong_item_id"]
         checked = _checked_score(answer.score, repairs)
         if checked is None:
-            raise InvalidAnswer("'score' must be a number from 0 to 10", kind="invalid_score")
+            raise InvalidAnswer("'score' must be a number from 0 to 10", kind=INVALID_SCORE)
         return NliJudgment(item_id=item, score=checked, justification=answer.justification), repairs
 
     messages = _nli_messages(env, ctx, history, [item], batched=False)
@@ -217,7 +223,7 @@ def context_summary_task(
 
     def validate(answer: ContextSummary) -> tuple[ContextSummary, list[str]]:
         if not answer.summary.strip():
-            raise InvalidAnswer("'summary' is empty", kind="empty_answer")
+            raise InvalidAnswer("'summary' is empty", kind=EMPTY_ANSWER)
         return ContextSummary(summary=answer.summary.strip()), []
 
     schema = _object_schema(summary=_string(700))

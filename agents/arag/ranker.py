@@ -13,6 +13,7 @@ from typing import Any
 from agents.arag.signals import NEUTRAL_SCORE, fused_scores, session_similarity
 from agents.base import AgentTask
 from agents.ranking import repair_ranking
+from agents.validation import RATIONALE_DUPLICATE_ID, RATIONALE_UNKNOWN_ID, keep_known_unique
 from prompts import arag as prompts
 from prompts.common import candidates_block
 from state.arag_schemas import ExplainedRanking, ItemRationale
@@ -69,15 +70,14 @@ def keep_rationales(
     rationales: Sequence[ItemRationale], items: Sequence[str]
 ) -> tuple[list[ItemRationale], list[str]]:
     """Rationales of known items, first one per item; repair kinds for the rest."""
-    allowed, kept, repairs = set(items), {}, []
-    for rationale in rationales:
-        item = rationale.item_id.strip()
-        if item not in allowed:
-            repairs.append("rationale_unknown_id")
-        elif item in kept:
-            repairs.append("rationale_duplicate_id")
-        else:
-            kept[item] = ItemRationale(item_id=item, reason=rationale.reason)
+    kept, repairs = keep_known_unique(
+        rationales,
+        set(items),
+        key=lambda r: r.item_id.strip(),
+        keep=lambda item, r: ItemRationale(item_id=item, reason=r.reason),
+        unknown=RATIONALE_UNKNOWN_ID,
+        duplicate=RATIONALE_DUPLICATE_ID,
+    )
     return list(kept.values()), repairs
 
 

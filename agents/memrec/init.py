@@ -12,6 +12,7 @@ from collections import Counter
 
 from agents.base import AgentTask, InvalidAnswer
 from agents.memrec.write import MEMORY_CHARS
+from agents.validation import EMPTY_ANSWER, MEMORY_CUT, cut_text
 from prompts import memrec as prompts
 from state.memrec_schemas import InitialMemory
 from tools.memory_graph import user_memory, user_node
@@ -48,9 +49,9 @@ def init_task(env: Environment, user_id: str) -> AgentTask[InitialMemory]:
     def validate(answer: InitialMemory) -> tuple[InitialMemory, list[str]]:
         text = " ".join(answer.memory.split())
         if not text:
-            raise InvalidAnswer("'memory' is empty", "schema_invalid")
+            raise InvalidAnswer("'memory' is empty", EMPTY_ANSWER)
         if len(text) > MEMORY_CHARS:
-            return InitialMemory(memory=text[: MEMORY_CHARS - 1].rstrip() + "…"), ["memory_cut"]
+            return InitialMemory(memory=cut_text(text, MEMORY_CHARS)), [MEMORY_CUT]
         return InitialMemory(memory=text), []
 
     def fallback() -> InitialMemory:

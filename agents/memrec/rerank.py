@@ -28,6 +28,7 @@ from agents.base import AgentTask, InvalidAnswer
 from agents.memrec.curation import Curated
 from agents.memrec.features import FeatureIndex, cosine_cooccurrence, mean_unit, recency_profile
 from agents.ranking import clip_score
+from agents.validation import NO_VALID_IDS, SCORE_CLIPPED, cut_text, keep_known_unique, missing_ids
 from prompts import memrec as prompts
 from prompts.common import CANDIDATES_HEADER
 from state.memrec_schemas import CandidateScore, CandidateScores, scores_json_schema
@@ -130,26 +131,23 @@ def validate_scores(
     answer: CandidateScores, candidates: Sequence[str], fallback: dict[str, float]
 ) -> tuple[CandidateScores, list[str]]:
     """Keep candidate ids once each (unknown/duplicates dropped), clip scores, fill missing ones."""
-    allowed, kept, repairs = set(candidates), {}, []
-    for entry in answer.scores:
-        item = str(entry.item_id).strip()
-        if item not in allowed:
-            repairs.append("unknown_id")
-            continue
-        if item in kept:
-            repairs.append("duplicate_id")
-            continue
-        score, clipped = clip_score(float(entry.score), 0.0, 1.0)
-        repairs += ["score_clipped"] if clipped else []
-        kept[item] = CandidateScore(item_id=item, score=score, rationale=" ".join(entry.rationale.split()))
+    repairs: list[str] = []
+
+    def clipped(item: str, entry: CandidateScore) -> CandidateScore:
+        score, was_clipped = clip_score(float(entry.score), 0.0, 1.0)
+        repairs.extend([SCORE_CLIPPED] if was_clipped else [])
+        return CandidateScore(item_id=item, score=score, rationale=" ".join(entry.rationale.split()))
+
+    kept, dropped = keep_known_unique(
+        answer.scores, set(candidates), key=lambda e: str(e.item_id).strip(), keep=clipped
+    )
+    repairs += dropped
     if not kept:
-        raise InvalidAnswer("no entry names a candidate; use the ids in square brackets", kind="no_valid_ids")
-    for item in candidates:
-        if item not in kept:
-            repairs.append("missing_id")
-            kept[item] = CandidateScore(
-                item_id=item, score=fallback[item], rationale="(vector fallback score)"
-            )
+        raise InvalidAnswer("no entry names a candidate; use the ids in square brackets", kind=NO_VALID_IDS)
+    missing, filled = missing_ids(kept, candidates)
+    repairs += filled
+    for item in missing:
+        kept[item] = CandidateScore(item_id=item, score=fallback[item], rationale="(vector fallback score)")
     return CandidateScores(scores=[kept[c] for c in candidates]), repairs
 
 
@@ -171,7 +169,7 @@ def candidate_memories(candidates: Sequence[str], memories: dict[str, str], env:
     lines = [CANDIDATES_HEADER]
     for item in candidates:
         text = " ".join(memories.get(f"i:{item}", env.dataset.items[item].title).split())
-        lines.append(f"[{item}] " + (text if len(text) <= MEMORY_CHARS else text[: MEMORY_CHARS - 1] + "…"))
+        lines.append(f"[{item}] " + cut_text(text, MEMORY_CHARS, rstrip=False))
     return "\n".join(lines)
 
 

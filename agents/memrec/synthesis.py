@@ -21,6 +21,19 @@ from agents.memrec.curation import Curated
 from agents.memrec.features import FeatureIndex, recency_profile
 from agents.ranking import clip_score
 from agents.usage import estimate_tokens
+from agents.validation import (
+    CONFIDENCE_CLIPPED,
+    DUPLICATE_FACET,
+    DUPLICATE_NEIGHBOUR,
+    EMPTY_FACET,
+    EXTRA_FACET,
+    INVALID_EDGE,
+    NO_FACETS,
+    UNKNOWN_NEIGHBOUR,
+    WEIGHT_CLIPPED,
+    cut_text,
+    keep_known_unique,
+)
 from prompts import memrec as prompts
 from prompts.common import candidates_block
 from state.memrec_schemas import Facet, FacetSet, SupportEdge, facet_json_schema
@@ -35,11 +48,6 @@ SUPPORTERS_PER_FACET = 5
 """Fallback facets list at most this many supporting neighbours."""
 
 
-def _cut(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
 def neighbour_notes(env: Environment, curated: Curated, memories: dict[str, str]) -> list[tuple[str, str]]:
     """(full, short) note of each curated neighbour, in curated order."""
     notes = []
@@ -48,8 +56,8 @@ def neighbour_notes(env: Environment, curated: Curated, memories: dict[str, str]
             text = memories.get(node, env.dataset.items[node[2:]].title)
             notes.append(
                 (
-                    f"{node} (item): {_cut(text, ITEM_NOTE_CHARS)}",
-                    f"{node} (item): {_cut(text, SHORT_NOTE_CHARS)}",
+                    f"{node} (item): {cut_text(text, ITEM_NOTE_CHARS, collapse=True)}",
+                    f"{node} (item): {cut_text(text, SHORT_NOTE_CHARS, collapse=True)}",
                 )
             )
         else:
@@ -59,7 +67,8 @@ def neighbour_notes(env: Environment, curated: Curated, memories: dict[str, str]
             notes.append(
                 (
                     f"{node} (user): recently {recent}",
-                    f"{node} (user): recently {_cut(titles[0] if titles else recent, SHORT_NOTE_CHARS)}",
+                    f"{node} (user): recently "
+                    + cut_text(titles[0] if titles else recent, SHORT_NOTE_CHARS, collapse=True),
                 )
             )
     return notes
@@ -107,7 +116,7 @@ def fit_budget(
         keep -= 1
     memory = user_memory
     while memory and tokens(memory) > budget:
-        memory = _cut(memory, max(0, len(memory) - 40)) if len(memory) > 41 else ""
+        memory = cut_text(memory, max(0, len(memory) - 40), collapse=True) if len(memory) > 41 else ""
     lines = [notes[i][1 if use_short[i] else 0] for i in range(keep)]
     return BudgetedContext(
         memory, lines, list(node_ids[:keep]), tokens(memory), sum(use_short[:keep]), len(notes) - keep
@@ -162,30 +171,33 @@ def validate_facets(
     for facet in answer.facets:
         text = " ".join(facet.facet.split())
         if not text or text.lower() in seen:
-            repairs.append("duplicate_facet" if text else "empty_facet")
+            repairs.append(DUPLICATE_FACET if text else EMPTY_FACET)
             continue
         if len(facets) == n_facets:
-            repairs.append("extra_facet")
+            repairs.append(EXTRA_FACET)
             continue
         seen.add(text.lower())
         confidence, clipped = clip_score(facet.confidence, 0.0, 1.0)
-        repairs += ["confidence_clipped"] if clipped else []
-        backers = []
-        for node in facet.supporting_neighbors:
-            if node not in allowed or node in backers:
-                repairs.append("unknown_neighbor")
-            else:
-                backers.append(node)
-        facets.append(Facet(facet=text, confidence=confidence, supporting_neighbors=backers))
+        repairs += [CONFIDENCE_CLIPPED] if clipped else []
+        backers, dropped = keep_known_unique(
+            facet.supporting_neighbors,
+            allowed,
+            key=str,
+            keep=lambda node, _: node,
+            unknown=UNKNOWN_NEIGHBOUR,
+            duplicate=DUPLICATE_NEIGHBOUR,
+        )
+        repairs += dropped
+        facets.append(Facet(facet=text, confidence=confidence, supporting_neighbors=list(backers)))
     if not facets:
-        raise InvalidAnswer("no usable facet; give non-empty, distinct facet phrases", kind="no_facets")
+        raise InvalidAnswer("no usable facet; give non-empty, distinct facet phrases", kind=NO_FACETS)
     endpoints, edges = allowed | {user_node(user_id)}, []
     for edge in answer.support_edges:
         if edge.from_ not in endpoints or edge.to not in endpoints or edge.from_ == edge.to:
-            repairs.append("invalid_edge")
+            repairs.append(INVALID_EDGE)
             continue
         weight, clipped = clip_score(edge.w, 0.0, 1.0)
-        repairs += ["weight_clipped"] if clipped else []
+        repairs += [WEIGHT_CLIPPED] if clipped else []
         edges.append(SupportEdge(from_=edge.from_, to=edge.to, w=weight))
     return FacetSet(facets=facets, support_edges=edges), repairs
 

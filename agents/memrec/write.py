@@ -22,6 +22,16 @@ import numpy as np
 
 from agents.base import AgentTask, InvalidAnswer
 from agents.memrec.features import FeatureIndex
+from agents.validation import (
+    DUPLICATE_NEIGHBOUR,
+    EMPTY_ANSWER,
+    EMPTY_UPDATE,
+    FANOUT_CUT,
+    MEMORY_CUT,
+    UNKNOWN_NEIGHBOUR,
+    cut_text,
+    keep_known_unique,
+)
 from prompts import memrec as prompts
 from state.memrec_schemas import MemoryWrite, NeighbourUpdate, write_json_schema
 from tools.memory_graph import item_node, user_node
@@ -40,11 +50,6 @@ def write_job_id(dataset: str, user_id: str, item_id: str, timestamp: float | No
     """Deterministic id of the propagation job of one interaction (replays are applied once)."""
     key = f"{dataset}\x1f{user_id}\x1f{item_id}\x1f{timestamp if timestamp is not None else ''}"
     return "w-" + hashlib.sha256(key.encode()).hexdigest()[:24]
-
-
-def _cut(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def top_categories(index: FeatureIndex, user_id: str, count: int = 2) -> list[str]:
@@ -91,28 +96,33 @@ def validate_write(answer: MemoryWrite, offered: list[str], fanout: int) -> tupl
     """Keep updates of offered neighbours only (first per id, at most `fanout`), bound every text."""
     user_text, item_text = answer.user_memory.strip(), answer.item_memory.strip()
     if not user_text or not item_text:
-        raise InvalidAnswer("user_memory and item_memory must both be non-empty", "schema_invalid")
+        raise InvalidAnswer("user_memory and item_memory must both be non-empty", EMPTY_ANSWER)
     repairs: list[str] = []
-    allowed, kept, seen = set(offered), [], set()
-    for update in answer.neighbor_updates:
-        text = update.memory_update.strip()
-        if update.neighbor_id not in allowed:
-            repairs.append("unknown_neighbour")
-        elif update.neighbor_id in seen:
-            repairs.append("duplicate_neighbour")
-        elif not text:
-            repairs.append("empty_update")
-        else:
-            seen.add(update.neighbor_id)
-            kept.append(update.model_copy(update={"memory_update": _cut(text, UPDATE_CHARS)}))
+
+    def bounded(_: str, update: NeighbourUpdate) -> NeighbourUpdate | None:
+        if not (text := update.memory_update.strip()):
+            repairs.append(EMPTY_UPDATE)
+            return None
+        return update.model_copy(update={"memory_update": cut_text(text, UPDATE_CHARS, collapse=True)})
+
+    by_id, dropped = keep_known_unique(
+        answer.neighbor_updates,
+        set(offered),
+        key=lambda u: u.neighbor_id,
+        keep=bounded,
+        unknown=UNKNOWN_NEIGHBOUR,
+        duplicate=DUPLICATE_NEIGHBOUR,
+    )
+    repairs += dropped
+    kept = list(by_id.values())
     if len(kept) > fanout:
-        repairs.append("fanout_cut")
+        repairs.append(FANOUT_CUT)
         kept = kept[:fanout]
     if len(user_text) > MEMORY_CHARS or len(item_text) > MEMORY_CHARS:
-        repairs.append("memory_cut")
+        repairs.append(MEMORY_CUT)
     fixed = MemoryWrite(
-        user_memory=_cut(user_text, MEMORY_CHARS),
-        item_memory=_cut(item_text, MEMORY_CHARS),
+        user_memory=cut_text(user_text, MEMORY_CHARS, collapse=True),
+        item_memory=cut_text(item_text, MEMORY_CHARS, collapse=True),
         neighbor_updates=kept,
     )
     return fixed, repairs
@@ -132,7 +142,11 @@ def write_task(
     offered = [node for node in neighbours if node != item_node(item_id)][:fanout]
     lines = [
         f"- {node} ({'item' if node.startswith('i:') else 'user'}): "
-        f"{_cut(memories[node][0], NEIGHBOUR_NOTE_CHARS) if node in memories else '(no memory)'}"
+        + (
+            cut_text(memories[node][0], NEIGHBOUR_NOTE_CHARS, collapse=True)
+            if node in memories
+            else "(no memory)"
+        )
         for node in offered
     ]
     messages = prompts.WRITE.format_messages(
