@@ -174,8 +174,8 @@ def write_report_png(
     differences = (comparisons or {}).get("methods") or {}
     width = 0.8 / len(HEADLINE)
     panels = 2 if differences else 1
-    size = (panels * max(6, 1.2 * len(names) + 2), 4.6)
-    figure, axes = plt.subplots(1, panels, figsize=size, squeeze=False)
+    size = (max(6, 0.9 * len(names) + 2), 4.2 * panels)
+    figure, axes = plt.subplots(panels, 1, figsize=size, squeeze=False)  # stacked: readable when wide
     left = axes[0][0]
     positions = np.arange(len(names))
     for offset, metric in enumerate(HEADLINE):
@@ -188,7 +188,7 @@ def write_report_png(
     left.set_title("headline metrics (error bars: 95% bootstrap CI over users)", fontsize=9)
     left.legend(fontsize=8)
     if differences:
-        right = axes[0][1]
+        right = axes[1][0]
         others = list(differences)
         spots = np.arange(len(others))
         for offset, metric in enumerate(HEADLINE):
@@ -211,7 +211,7 @@ def write_report_png(
         f"{dataset} · {protocol['scenario']} · N={protocol['candidates']} · "
         f"{len(names)} methods · backend: {describe_backend(protocol['llm'])}"
     )
-    figure.suptitle(textwrap.fill(title, 60 * panels + 40), fontsize=9)
+    figure.suptitle(textwrap.fill(title, 100), fontsize=9)
     figure.tight_layout()
     path = out / "report.png"
     figure.savefig(path, dpi=110)
