@@ -155,13 +155,14 @@ def method_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def summarise_details(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Per-user method details over users: numbers averaged, lists of names counted."""
+    """Per-user method details over users: numbers averaged, lists of names counted (lists of
+    records, e.g. a trajectory, stay per user in results.jsonl)."""
     summary: dict[str, Any] = {}
     for key in dict.fromkeys(k for row in rows for k in row):
         values = [row[key] for row in rows if key in row]
         if all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
             summary[key] = math.fsum(values) / len(values)
-        elif all(isinstance(v, list) for v in values):
+        elif all(isinstance(v, list) and all(isinstance(n, str) for n in v) for v in values):
             summary[key] = dict(sorted(_count_names(values).items()))
     return summary
 

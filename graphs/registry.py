@@ -80,6 +80,15 @@ def _memrec(summary: str, prepare: str, **overrides: Any) -> MethodSpec:
     )
 
 
+CHAINREC_REWARD = "graphs.lifecycle.chainrec_reward:reward_extras"
+CHAINREC_ALL_TOOLS = 8
+"""The Tool Agent Library's size: `chainrec_fixed` may call every tool (agents/chainrec/catalog.py)."""
+
+
+def _chainrec(summary: str, **overrides: Any) -> MethodSpec:
+    return MethodSpec("graphs.chainrec:graph", "llm", summary, overrides, record_extras=CHAINREC_REWARD)
+
+
 METHODS: dict[str, MethodSpec] = {
     "random": MethodSpec("graphs.baselines:random_graph", "classic", "seeded random order"),
     "popularity": MethodSpec("graphs.baselines:popularity_graph", "classic", "training popularity"),
@@ -106,6 +115,13 @@ METHODS: dict[str, MethodSpec] = {
         "MemRec with the generic curation rules", "with_stage_w", memrec_rules="generic"
     ),
     "memrec_no_write": _memrec("MemRec without collaborative write", "read_only"),
+    "chainrec": _chainrec("ChainRec: a planner routes tool agents on a conditional edge, then CandidateRank"),
+    "chainrec_fixed": _chainrec(
+        "ChainRec fixed workflow: every feasible tool in catalog order, then CandidateRank",
+        chainrec_planner="fixed",
+        chainrec_max_steps=CHAINREC_ALL_TOOLS,
+    ),
+    "chainrec_llm_planner": _chainrec("ChainRec with the zero-shot LLM planner", chainrec_planner="llm"),
 }
 """Method name -> spec; `all` means every entry, in this order."""
 

@@ -182,6 +182,9 @@ def recommend(args: argparse.Namespace) -> int:
     )
     for column in columns:
         table.add_column(column)
+    trajectory = (output.get("details") or {}).get("trajectory")
+    if trajectory:
+        console.print(trajectory_table(trajectory))
     for rank, item in enumerate(output["ranking"], start=1):
         marker = " ← held-out target" if item == target else ""
         row = [str(rank), item, env.dataset.items[item].title + marker]
@@ -192,3 +195,16 @@ def recommend(args: argparse.Namespace) -> int:
         table.add_row(*row)
     console.print(table)
     return 0
+
+
+def trajectory_table(steps: list[dict]) -> Table:
+    """The tools a method called before ranking (step, tool, confidence, summary)."""
+    table = Table(title="trajectory", min_width=100)
+    for column in ("step", "tool", "confidence", "summary"):
+        table.add_column(column)
+    for step in steps:
+        confidence = step.get("confidence")
+        shown = f"{float(confidence):.2f}" if confidence is not None else ""
+        summary = escape(str(step.get("summary", "")))
+        table.add_row(str(step.get("step", "")), str(step.get("tool", "")), shown, summary)
+    return table

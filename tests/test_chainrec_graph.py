@@ -1,0 +1,360 @@
+"""The ChainRec graph end to end: a scripted planner and tools (exact memory, ranking and prompts), the
+budget, repairs, the deterministic fallbacks on an AgentSociety fixture (every tool), titles-only and
+order-only data, retrieve mode, the simulator and `recgraph recommend`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agents.chainrec.domain_tools import haversine_km
+from agents.usage import critical_path_depth
+from graphs.chainrec import graph
+from graphs.registry import get_graph
+from state.context import Context
+from tests.chainrec_data import U1_CANDIDATES, write_agentsociety, write_titles_only
+from tests.fakes import ScriptedChatModel, install
+
+ML_CANDIDATES = ["50", "181", "1", "2", "3", "100", "258", "300", "12", "7"]
+
+
+@pytest.fixture
+def books(tmp_path: Path) -> str:
+    return str(write_agentsociety(tmp_path / "books"))
+
+
+def answer(**fields: Any) -> str:
+    return json.dumps(fields)
+
+
+def plan(action: str, reason: str = "scripted") -> str:
+    return answer(action=action, reason=reason)
+
+
+def roles(output: dict) -> list[str]:
+    return [m["role"] for m in output["trace"]]
+
+
+def test_scripted_planner_drives_a_three_tool_trajectory(monkeypatch, books: str) -> None:
+    script = [
+        plan("ShortTermPreference", "recent intent first"),
+        answer(
+            facets=[{"key": "recent_categories", "value": "Sci-Fi, Romance"}],
+            confidence=0.9,
+            summary="Back to Dune after two Austen misses.",
+        ),
+        plan("ItemProfile", "how known is each book"),
+        answer(
+            facets=[{"key": "popularity", "value": "Children of Dune leads"}],
+            confidence=1.3,
+            summary="b3 is the best known.",
+            items=[
+                {"item_id": "b3", "score": 0.9, "note": "2 readers"},
+                {"item_id": "b99", "score": 0.5, "note": "ghost"},
+                {"item_id": "b7", "score": 0.4, "note": "1 reader"},
+                {"item_id": "b3", "score": 0.1, "note": "again"},
+                {"item_id": "b8", "score": 0.3, "note": "1 reader"},
+                {"item_id": "b9", "score": 1.7, "note": "none"},
+            ],
+        ),
+        plan("author_preference", "series continuity"),
+        answer(
+            facets=[{"key": "favourite_authors", "value": "Frank Herbert"}],
+            confidence=0.8,
+            summary="A Herbert reader.",
+            items=[
+                {"item_id": c, "score": s, "note": n}
+                for c, s, n in [
+                    ("b3", 1.0, "Herbert"),
+                    ("b7", 0.4, "Gibson"),
+                    ("b8", 0.0, "Tolkien"),
+                    ("b9", 0.0, "Asimov"),
+                    ("b10", 0.2, "Austen"),
+                ]
+            ],
+        ),
+        plan("CandidateRank", "enough evidence"),
+        answer(
+            ranked=[
+                {"item_id": "b3", "reason": "next Dune book"},
+                {"item_id": "b9", "reason": "classic sf"},
+                {"item_id": "b99", "reason": "ghost"},
+                {"item_id": "b7", "reason": "Gibson"},
+                {"item_id": "b3", "reason": "again"},
+                {"item_id": "b10", "reason": "Austen, disliked"},
+            ]
+        ),
+    ]
+    model = install(monkeypatch, ScriptedChatModel(script=script))
+    context = Context(dataset=books, llm="openai:gpt-4o-mini", chainrec_planner="llm", llm_retries=0)
+    output = graph.invoke({"user_id": "u1", "candidates": U1_CANDIDATES}, context=context)
+    assert not model.script
+
+    from agents.chainrec.item_tools import item_profile
+    from agents.chainrec.tool_agent import Episode
+    from tools.environment import EpisodeScope
+    from world.environment import get_environment
+
+    scope = EpisodeScope(get_environment(books), "u1", "classic")
+    b10 = next(
+        e
+        for e in item_profile(Episode(scope, tuple(U1_CANDIDATES), (), context)).fallback.items
+        if e.item_id == "b10"
+    )
+    state = graph.get_state  # noqa: F841  (compiled without a checkpointer: read the memory from details)
+    memory = output["details"]["trajectory"]
+    assert memory == [
+        {
+            "step": 1,
+            "tool": "ShortTermPreference",
+            "confidence": 0.9,
+            "summary": "Back to Dune after two Austen misses.",
+            "source": "llm",
+        },
+        {
+            "step": 2,
+            "tool": "ItemProfile",
+            "confidence": 1.0,
+            "summary": "b3 is the best known.",
+            "source": "llm",
+        },
+        {
+            "step": 3,
+            "tool": "AuthorPreference",
+            "confidence": 0.8,
+            "summary": "A Herbert reader.",
+            "source": "llm",
+        },
+    ]
+    assert b10.score == pytest.approx(0.6634, abs=1e-4)
+    assert output["ranking"] == ["b3", "b9", "b7", "b10", "b8"]
+    assert output["rationales"]["b3"] == "next Dune book"
+    assert output["rationales"]["b8"] == "(placed by the evidence fusion)"
+    assert "scores" not in output  # the LLM ranked
+    assert output["details"]["tools"] == ["ShortTermPreference", "ItemProfile", "AuthorPreference"]
+    assert output["details"]["steps"] == 3 and output["details"]["planner_repairs"] == 0
+    usage = {(u["agent"], u["step"]): u for u in output["usage"]}
+    profile = next(u for u in output["usage"] if u["agent"] == "item_profile")
+    assert profile["repair_kinds"] == {
+        "unknown_id": 1,
+        "duplicate_id": 1,
+        "score_clipped": 1,
+        "confidence_clipped": 1,
+        "missing_id": 1,
+    }
+    rank = next(u for u in output["usage"] if u["agent"] == "candidate_rank")
+    assert rank["repair_kinds"] == {"unknown_id": 1, "duplicate_id": 1, "missing_id": 1}
+    assert sum(u["calls"] for u in output["usage"]) == 8 == critical_path_depth(output["usage"])
+    assert len(usage) == len(output["usage"])
+
+    prompts = [str(call[-1].content) for call in model.received]
+    planner_schema = model.kwargs_seen[0]["extra_body"]["response_format"]["json_schema"]["schema"]
+    assert planner_schema["properties"]["action"]["enum"] == [
+        "LongTermPreference",
+        "ShortTermPreference",
+        "PositivePreference",
+        "NegativePreference",
+        "ItemSemantic",
+        "ItemProfile",
+        "AuthorPreference",
+        "GeoContext",
+    ]
+    assert "Steps used: 0 of 6" in prompts[0] and "(nothing yet)" in prompts[0]
+    assert "[b2] Dune Messiah — Sci-Fi | rating 5.0 | date 2020-04-01" in prompts[1]
+    assert "Children of Dune" not in prompts[1]  # the held-out target never reaches a user tool
+    assert "ShortTermPreference (confidence 0.90): Back to Dune after two Austen misses." in prompts[2]
+    second_enum = model.kwargs_seen[2]["extra_body"]["response_format"]["json_schema"]["schema"]
+    assert "ShortTermPreference" not in second_enum["properties"]["action"]["enum"]
+    assert second_enum["properties"]["action"]["enum"][-1] == "CandidateRank"
+    assert "[b3] Children of Dune — Sci-Fi | 2 interactions, mean rating 4.50" in prompts[3]
+    assert "What earlier tools found" in prompts[3] and "Candidates (id in square brackets):" in prompts[3]
+    assert "ItemProfile: 2 readers (0.90); AuthorPreference: Herbert (1.00)" in prompts[7]
+    assert "Evidence about the user:\n- ShortTermPreference (confidence 0.90)" in prompts[7]
+    assert roles(output) == [
+        "validate_input",
+        "planner",
+        "short_term_preference",
+        "planner",
+        "item_profile",
+        "planner",
+        "author_preference",
+        "planner",
+        "candidate_rank",
+    ]
+
+
+def test_a_planner_that_never_stops_is_stopped_by_the_budget(monkeypatch) -> None:
+    model = install(monkeypatch, ScriptedChatModel(script=[plan("LongTermPreference"), plan("ItemProfile")]))
+    context = Context(
+        llm="heuristic", planner_model="openai:gpt-4o-mini", chainrec_planner="llm", chainrec_max_steps=2
+    )
+    output = graph.invoke({"user_id": "1", "candidates": ML_CANDIDATES}, context=context)
+    assert output["details"]["tools"] == ["LongTermPreference", "ItemProfile"] and len(model.received) == 2
+    assert output["details"]["budget_stops"] == 1
+    assert output["trace"][-2]["content"].startswith(
+        "step 2/2: CandidateRank — [heuristic] forced: budget spent"
+    )
+    assert sorted(output["ranking"]) == sorted(ML_CANDIDATES)
+
+
+def test_infeasible_and_unknown_choices_are_repaired_in_the_graph(monkeypatch) -> None:
+    script = [plan("GeoContext"), plan("AskTheOracle"), plan("CandidateRank")]
+    install(monkeypatch, ScriptedChatModel(script=script))
+    context = Context(llm="heuristic", planner_model="openai:gpt-4o-mini", chainrec_planner="llm")
+    output = graph.invoke({"user_id": "1", "candidates": ML_CANDIDATES}, context=context)
+    assert output["details"]["tools"] == ["LongTermPreference", "ShortTermPreference"]
+    assert output["details"]["planner_repairs"] == 2
+    planner_usage = [u for u in output["usage"] if u["agent"] == "planner"]
+    assert [u["repair_kinds"] for u in planner_usage] == [{"infeasible_action": 1}, {"unknown_action": 1}, {}]
+    assert "proposed 'GeoContext' (infeasible action)" in output["trace"][1]["content"]
+
+
+def test_heuristic_episode_on_ml100k_is_deterministic() -> None:
+    request = {"user_id": "7", "candidates": ML_CANDIDATES}
+    first = graph.invoke(request, context=Context())
+    again = asyncio.run(graph.ainvoke(request, context=Context()))
+    assert first["ranking"] == again["ranking"] and first["scores"] == again["scores"]
+    assert first["details"]["tools"][:2] == ["LongTermPreference", "ShortTermPreference"]
+    assert all(u["calls"] == 0 for u in first["usage"])
+    assert sorted(first["ranking"]) == sorted(ML_CANDIDATES)
+    assert first["ranking"] == sorted(ML_CANDIDATES, key=lambda c: -first["scores"][c])
+    assert "switched off: AuthorPreference (the dataset has no authors)" in first["trace"][1]["content"]
+    cold = graph.invoke({**request, "scenario": "cold_user"}, context=Context())
+    assert cold["details"]["tools"] == ["ItemProfile", "ItemSemantic"]
+
+
+def test_every_tool_runs_on_an_agentsociety_dataset(books: str) -> None:
+    context = Context(dataset=books)
+    output = get_graph("chainrec_fixed").invoke(
+        {"user_id": "u1", "candidates": U1_CANDIDATES}, context=context
+    )
+    assert output["details"]["tools"] == [
+        "LongTermPreference",
+        "ShortTermPreference",
+        "PositivePreference",
+        "NegativePreference",
+        "ItemSemantic",
+        "ItemProfile",
+        "AuthorPreference",
+        "GeoContext",
+    ]
+    trajectory = {t["tool"]: t for t in output["details"]["trajectory"]}
+    assert trajectory["LongTermPreference"]["summary"] == (
+        "5 visible interactions; mostly Sci-Fi, Classic, Romance; typical: "
+        + trajectory["LongTermPreference"]["summary"].split("typical: ")[1]
+    )
+    assert trajectory["NegativePreference"]["summary"] == "Rated 2 of 5 items poorly; avoid Romance, Classic."
+    assert (
+        trajectory["PositivePreference"]["summary"]
+        == "Rated 3 of 5 items highly, mostly Sci-Fi, Classic, Cyberpunk."
+    )
+    assert trajectory["AuthorPreference"]["summary"] == (
+        "Favours Frank Herbert, William Gibson, Jane Austen; 3 candidates share an author."
+    )
+    memory = graph_memory(books, "u1")
+    author = {e["item_id"]: e["score"] for e in memory["AuthorPreference"]["items"]}
+    assert author == pytest.approx(
+        {"b3": 2.0 / 3, "b7": 0.8 / 3, "b8": 0.0, "b9": 0.0, "b10": 0.6 / 3}, abs=1e-4
+    )
+    geo = {e["item_id"]: e for e in memory["GeoContext"]["items"]}
+    home = (32.23, -110.95)
+    assert geo["b3"]["score"] == pytest.approx(math.exp(-haversine_km(home, (32.25, -110.90)) / 5), abs=1e-4)
+    assert geo["b7"]["score"] == pytest.approx(
+        0.5 * math.exp(-haversine_km(home, (32.30, -110.80)) / 5), abs=1e-4
+    )
+    assert geo["b7"]["note"].endswith("marked closed") and geo["b10"]["note"] == "no location"
+    profile = {e["item_id"]: e["score"] for e in memory["ItemProfile"]["items"]}
+    assert (
+        profile["b10"] == pytest.approx(0.6634, abs=1e-4) and profile["b9"] < profile["b10"] < profile["b3"]
+    )
+    assert memory["ItemProfile"]["stats"] == {"cold_candidates": 5.0, "max_interactions": 2.0}
+    assert memory["PositivePreference"]["facets"][-1] == {
+        "key": "praise",
+        "value": '"Epic desert politics and ecology."',
+    }
+    assert sorted(output["ranking"]) == sorted(U1_CANDIDATES)
+
+
+def graph_memory(dataset: str, user: str) -> dict[str, dict]:
+    """The full memory entries of a fixed-chain episode, by tool (streamed from the graph's state)."""
+    final: dict[str, Any] = {}
+    context = Context(dataset=dataset, chainrec_planner="fixed", chainrec_max_steps=8)
+    for values in graph.stream(
+        {"user_id": user, "candidates": U1_CANDIDATES}, context=context, stream_mode="values"
+    ):
+        final = values
+    return {entry["tool"]: entry for entry in final["memory"]}
+
+
+def test_titles_only_order_only_data_switches_tools_off(tmp_path: Path) -> None:
+    bare = str(write_titles_only(tmp_path / "bare"))
+    request = {"user_id": "a", "candidates": ["t4", "t5", "t6"]}
+    output = get_graph("chainrec_fixed").invoke(request, context=Context(dataset=bare))
+    note = output["trace"][1]["content"]
+    for masked in (
+        "PositivePreference (the dataset has no ratings)",
+        "AuthorPreference (the dataset has no authors)",
+        "GeoContext (the dataset has no locations)",
+    ):
+        assert masked in note
+    assert output["details"]["tools"] == [
+        "LongTermPreference",
+        "ShortTermPreference",
+        "ItemSemantic",
+        "ItemProfile",
+    ]
+    notes = " ".join(m["content"] for m in output["trace"])
+    for switched in (
+        "no timestamps: the recency window counts items",
+        "no categories: profile from titles",
+        "no categories: tags from title words",
+        "no ratings: popularity only",
+    ):
+        assert switched in notes
+    rule = graph.invoke(request, context=Context(dataset=bare))  # 3 visible items: the cold-user plan
+    assert rule["details"]["tools"] == ["LongTermPreference", "ItemProfile", "ItemSemantic"]
+    assert sorted(output["ranking"]) == ["t4", "t5", "t6"]
+
+
+def test_retrieve_mode_ranks_catalog_items() -> None:
+    output = graph.invoke({"user_id": "1"}, context=Context(top_k=5))
+    assert len(output["ranking"]) == 5 and not set(output["ranking"]) & set(
+        __import__("world.environment", fromlist=["x"]).get_environment("ml-100k").history("1")
+    )
+
+
+def test_simulated_llm_planner_episode_is_a_chain_of_sequential_calls() -> None:
+    from bench.sim_process import SimServer
+
+    with SimServer() as server:
+        context = Context(llm="sim", base_url=server.base_url)
+        output = get_graph("chainrec_llm_planner").invoke(
+            {"user_id": "1", "candidates": ML_CANDIDATES}, context=context
+        )
+        calls = sum(u["calls"] for u in output["usage"])
+        assert sorted(output["ranking"]) == sorted(ML_CANDIDATES)
+        # The simulator picks the first enum value: tools in catalog order until the budget forces the stop.
+        assert output["details"]["tools"] == [
+            "LongTermPreference",
+            "ShortTermPreference",
+            "PositivePreference",
+            "NegativePreference",
+            "ItemSemantic",
+            "ItemProfile",
+        ]
+        assert calls == critical_path_depth(output["usage"]) == 6 + 6 + 1
+        rule = get_graph("chainrec").invoke({"user_id": "1", "candidates": ML_CANDIDATES}, context=context)
+        assert critical_path_depth(rule["usage"]) == rule["details"]["steps"] + 1
+
+
+def test_recommend_prints_the_trajectory_before_the_ranking(capsys) -> None:
+    from recgraph.cli import main
+
+    assert main(["recommend", "--method", "chainrec", "--user", "1", "--candidates", "10"]) == 0
+    printed = capsys.readouterr().out
+    assert "LongTermPreference" in printed and printed.index("LongTermPreference") < printed.index("rank")
