@@ -24,6 +24,15 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ValidationError
 
 from agents.usage import AgentUsage
+from agents.validation import (
+    CONNECTION,
+    INVALID_OUTPUT,
+    MALFORMED_JSON,
+    SCHEMA_INVALID,
+    TIMEOUT,
+    TRUNCATED,
+    http_error_kind,
+)
 from state.context import Context, backend_for
 from world.errors import RecgraphError
 
@@ -35,7 +44,7 @@ Outcome = tuple[str, Any]
 class InvalidAnswer(ValueError):
     """An answer that cannot be repaired; its message is shown to the model on retry."""
 
-    def __init__(self, message: str, kind: str = "invalid_output") -> None:
+    def __init__(self, message: str, kind: str = INVALID_OUTPUT) -> None:
         """`kind` names the failure in the error counts."""
         super().__init__(message)
         self.kind = kind
@@ -73,7 +82,7 @@ class AgentResult(Generic[Out]):
     """Calls, tokens, repairs, errors and where the answer came from."""
 
 
-ANSWER_ERRORS = {"truncated", "malformed_json", "schema_invalid"}
+ANSWER_ERRORS = {TRUNCATED, MALFORMED_JSON, SCHEMA_INVALID}
 """Failures where an answer arrived but could not be used (the retry tells the model why)."""
 
 
@@ -82,30 +91,30 @@ def request_error_kind(error: BaseException) -> str | None:
     import openai
 
     if isinstance(error, openai.LengthFinishReasonError):
-        return "truncated"
+        return TRUNCATED
     if isinstance(error, json.JSONDecodeError):
-        return "malformed_json"
+        return MALFORMED_JSON
     if isinstance(error, ValidationError):
-        return "schema_invalid"
+        return SCHEMA_INVALID
     if isinstance(error, openai.RateLimitError):
-        return "http_429"
+        return http_error_kind(429)
     if isinstance(error, openai.APITimeoutError | asyncio.TimeoutError | TimeoutError):
-        return "timeout"
+        return TIMEOUT
     if isinstance(error, openai.APIConnectionError):
-        return "connection"
+        return CONNECTION
     if isinstance(error, openai.APIStatusError):
         if error.status_code in (401, 403, 404):
             raise RecgraphError(f"the LLM endpoint refused the request: {error}") from None
-        return f"http_{error.status_code}"
+        return http_error_kind(error.status_code)
     return None
 
 
 ANSWER_ERROR_HINTS = {
-    "truncated": "Your previous answer was cut off. Reply with a shorter JSON object that follows "
+    TRUNCATED: "Your previous answer was cut off. Reply with a shorter JSON object that follows "
     "the schema.",
-    "malformed_json": "Your previous answer was not valid JSON. Reply with only a JSON object that "
+    MALFORMED_JSON: "Your previous answer was not valid JSON. Reply with only a JSON object that "
     "follows the schema.",
-    "schema_invalid": "Your previous answer did not follow the schema. Reply with only a JSON object "
+    SCHEMA_INVALID: "Your previous answer did not follow the schema. Reply with only a JSON object "
     "that follows it.",
 }
 
@@ -128,7 +137,7 @@ def parse_answer(schema: type[Out], message: AIMessage) -> Out:
     try:
         data = json.loads(content)
     except json.JSONDecodeError as error:
-        kind = "truncated" if truncated else "malformed_json"
+        kind = TRUNCATED if truncated else MALFORMED_JSON
         raise InvalidAnswer(f"the answer is not valid JSON ({error.msg})", kind=kind) from None
     try:
         return schema.model_validate(data)
@@ -136,7 +145,7 @@ def parse_answer(schema: type[Out], message: AIMessage) -> Out:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e['loc']) or 'answer'}: {e['msg']}" for e in error.errors()[:5]
         )
-        raise InvalidAnswer(f"the JSON does not follow the schema ({problems})", "schema_invalid") from None
+        raise InvalidAnswer(f"the JSON does not follow the schema ({problems})", SCHEMA_INVALID) from None
 
 
 def agent_loop(task: AgentTask[Out], context: Context, step: int) -> Generator[Request, Outcome, AgentResult]:

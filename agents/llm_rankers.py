@@ -94,7 +94,13 @@ class PromptedRanker:
             return RankedList(ranking=fallback_order, reason=f"MiniLM similarity to {basis}")
 
         return AgentTask(
-            self.agent, "rec", messages, RankedList, validate, fallback, ranking_json_schema(candidates)
+            agent=self.agent,
+            role="rec",
+            messages=messages,
+            schema=RankedList,
+            validate=validate,
+            fallback=fallback,
+            json_schema=ranking_json_schema(candidates),
         )
 
 

@@ -62,7 +62,7 @@ class AgentUsage:
     repairs: int = 0
     """Outputs that needed repair (unknown/duplicate/missing ids, clipped scores)."""
     repair_kinds: dict[str, int] = field(default_factory=dict)
-    """Counts per repair kind (unknown_id, duplicate_id, missing_id, score_clipped, ...; see agents.validation)."""
+    """Counts per repair kind (unknown_id, missing_id, score_clipped, ...: see `agents.validation`)."""
     errors: dict[str, int] = field(default_factory=dict)
     """Failed attempts per kind (http_429, http_500, timeout, malformed_json, truncated, ...)."""
     source: str = "heuristic"

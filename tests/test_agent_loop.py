@@ -29,8 +29,14 @@ def task() -> AgentTask[RankedList]:
         return RankedList(ranking=ranking, reason=answer.reason), repairs
 
     messages = [SystemMessage(content="rank"), HumanMessage(content="Candidates:\n[a]\n[b]\n[c]\n[d]")]
-    return AgentTask("ranker", "rec", messages, RankedList, validate,
-                     lambda: RankedList(ranking=FALLBACK, reason="fallback"))
+    return AgentTask(
+        agent="ranker",
+        role="rec",
+        messages=messages,
+        schema=RankedList,
+        validate=validate,
+        fallback=lambda: RankedList(ranking=FALLBACK, reason="fallback"),
+    )
 
 
 def answer(ranking: list[str]) -> str:

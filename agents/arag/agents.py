@@ -93,7 +93,15 @@ def user_understanding_task(env: Environment, ctx: Context, history: Sequence[st
         ), repairs
 
     schema = _object_schema(long_term=_string(400), session_intent=_string(300))
-    return AgentTask("user_understanding", "rec", messages, UserSummary, validate, lambda: extractive, schema)
+    return AgentTask(
+        agent="user_understanding",
+        role="rec",
+        messages=messages,
+        schema=UserSummary,
+        validate=validate,
+        fallback=lambda: extractive,
+        json_schema=schema,
+    )
 
 
 def _nli_messages(
@@ -160,7 +168,15 @@ def nli_task(
     )
     messages = _nli_messages(env, ctx, history, items, batched=True)
     fallback = lambda: NliJudgments(judgments=[judged(i) for i in items])  # noqa: E731
-    return AgentTask("nli", "rec", messages, NliJudgments, validate, fallback, schema)
+    return AgentTask(
+        agent="nli",
+        role="rec",
+        messages=messages,
+        schema=NliJudgments,
+        validate=validate,
+        fallback=fallback,
+        json_schema=schema,
+    )
 
 
 def nli_item_task(
@@ -179,7 +195,13 @@ def nli_item_task(
 
     messages = _nli_messages(env, ctx, history, [item], batched=False)
     return AgentTask(
-        "nli", "rec", messages, NliJudgment, validate, lambda: heuristic, _judgment_schema([item])
+        agent="nli",
+        role="rec",
+        messages=messages,
+        schema=NliJudgment,
+        validate=validate,
+        fallback=lambda: heuristic,
+        json_schema=_judgment_schema([item]),
     )
 
 
@@ -228,12 +250,12 @@ def context_summary_task(
 
     schema = _object_schema(summary=_string(700))
     task = AgentTask(
-        "context_summary",
-        "rec",
-        messages,
-        ContextSummary,
-        validate,
-        lambda: ContextSummary(summary=extractive),
-        schema,
+        agent="context_summary",
+        role="rec",
+        messages=messages,
+        schema=ContextSummary,
+        validate=validate,
+        fallback=lambda: ContextSummary(summary=extractive),
+        json_schema=schema,
     )
     return task, weights

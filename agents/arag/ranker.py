@@ -122,6 +122,12 @@ def item_ranker_task(
         return ExplainedRanking(ranking=order, rationales=rationales, explanation=f"ranked by {basis}")
 
     task = AgentTask(
-        "item_ranker", "rec", messages, ExplainedRanking, validate, fallback, ranker_json_schema(items)
+        agent="item_ranker",
+        role="rec",
+        messages=messages,
+        schema=ExplainedRanking,
+        validate=validate,
+        fallback=fallback,
+        json_schema=ranker_json_schema(items),
     )
     return RankerTask(task, {i: round(float(s), 4) for i, s in zip(items, scores, strict=True)})

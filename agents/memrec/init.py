@@ -63,7 +63,15 @@ def init_task(env: Environment, user_id: str) -> AgentTask[InitialMemory]:
         "required": ["memory"],
         "additionalProperties": False,
     }
-    return AgentTask("initialise", "mem", messages, InitialMemory, validate, fallback, schema)
+    return AgentTask(
+        agent="initialise",
+        role="mem",
+        messages=messages,
+        schema=InitialMemory,
+        validate=validate,
+        fallback=fallback,
+        json_schema=schema,
+    )
 
 
 def init_job(user_id: str, answer: InitialMemory) -> PropagationJob:

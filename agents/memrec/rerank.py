@@ -198,5 +198,11 @@ def rerank_task(
         return validate_scores(answer, candidates, fill)
 
     return AgentTask(
-        "rerank", "rec", messages, CandidateScores, validate, fallback, scores_json_schema(candidates)
+        agent="rerank",
+        role="rec",
+        messages=messages,
+        schema=CandidateScores,
+        validate=validate,
+        fallback=fallback,
+        json_schema=scores_json_schema(candidates),
     )

@@ -51,4 +51,12 @@ def rule_writer_task(env: Environment) -> AgentTask[Any]:
         )
         return load_rule_set(generic)
 
-    return AgentTask(AGENT, "mem", messages, RuleSetDraft, validate, fallback, rule_set_schema())
+    return AgentTask(
+        agent=AGENT,
+        role="mem",
+        messages=messages,
+        schema=RuleSetDraft,
+        validate=validate,
+        fallback=fallback,
+        json_schema=rule_set_schema(),
+    )

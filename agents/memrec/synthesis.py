@@ -233,4 +233,12 @@ def synthesis_task(
         return category_facets(index, curated, user_id, n_facets, visible)
 
     schema = facet_json_schema(n_facets, context.shown, user_node(user_id))
-    return AgentTask("synthesise", "mem", messages, FacetSet, validate, fallback, schema), context
+    return AgentTask(
+        agent="synthesise",
+        role="mem",
+        messages=messages,
+        schema=FacetSet,
+        validate=validate,
+        fallback=fallback,
+        json_schema=schema,
+    ), context

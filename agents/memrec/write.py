@@ -167,7 +167,15 @@ def write_task(
         return fallback_write(env, index, user_id, item_id, offered, memories)
 
     schema = write_json_schema(offered)
-    return AgentTask("propagate", "mem", messages, MemoryWrite, validate, fallback, schema)
+    return AgentTask(
+        agent="propagate",
+        role="mem",
+        messages=messages,
+        schema=MemoryWrite,
+        validate=validate,
+        fallback=fallback,
+        json_schema=schema,
+    )
 
 
 def write_job(
