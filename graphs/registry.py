@@ -80,6 +80,21 @@ def _memrec(summary: str, prepare: str, **overrides: Any) -> MethodSpec:
     )
 
 
+AMEM4REC_HOOKS = "graphs.lifecycle.amem4rec_hooks"
+
+
+def _amem4rec(summary: str, **overrides: Any) -> MethodSpec:
+    return MethodSpec(
+        "graphs.amem4rec:graph",
+        "llm",
+        summary,
+        overrides,
+        prepare=f"{AMEM4REC_HOOKS}:train_for_bench",
+        perf_extras=f"{AMEM4REC_HOOKS}:training_perf",
+        cli="recgraph.amem4rec_command:register",
+    )
+
+
 CHAINREC_REWARD = "graphs.lifecycle.chainrec_reward:reward_extras"
 CHAINREC_ALL_TOOLS = 8
 """The Tool Agent Library's size: `chainrec_fixed` may call every tool (agents/chainrec/catalog.py)."""
@@ -115,6 +130,10 @@ METHODS: dict[str, MethodSpec] = {
         "MemRec with the generic curation rules", "with_stage_w", memrec_rules="generic"
     ),
     "memrec_no_write": _memrec("MemRec without collaborative write", "read_only"),
+    "amem4rec": _amem4rec("AMEM4Rec: cross-user pattern memory pool; retrieve K memories, rank in one call"),
+    "amem4rec_no_evolution": _amem4rec("AMEM4Rec without evolution (store only)", amem_evolution=False),
+    "amem4rec_no_semantic": _amem4rec("AMEM4Rec without the semantic validator", amem_semantic=False),
+    "amem4rec_no_similarity": _amem4rec("AMEM4Rec without the similarity validator", amem_similarity=False),
     "chainrec": _chainrec("ChainRec: a planner routes tool agents on a conditional edge, then CandidateRank"),
     "chainrec_fixed": _chainrec(
         "ChainRec fixed workflow: every feasible tool in catalog order, then CandidateRank",
@@ -128,6 +147,10 @@ METHODS: dict[str, MethodSpec] = {
 SERVICE_GRAPHS: dict[str, ServiceGraph] = {
     "memrec_write": ServiceGraph(
         "graphs.memrec_write:graph", "MemRec Stage W: propagate one interaction into the memory graph"
+    ),
+    "amem4rec_train": ServiceGraph(
+        "graphs.amem4rec_train:graph",
+        "AMEM4Rec training: one window through extraction, Eq. 7, linking, evolution and commit",
     ),
 }
 """Graphs served in Studio besides the recommenders."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from state.context_amem4rec import Amem4RecKnobs
 from state.context_arag import AragKnobs
 from state.context_chainrec import ChainRecKnobs
 from state.context_memrec import MemRecKnobs
@@ -83,7 +84,7 @@ class CommonKnobs:
 
 
 @dataclass(kw_only=True)
-class Context(ChainRecKnobs, MemRecKnobs, AragKnobs, CommonKnobs):
+class Context(ChainRecKnobs, Amem4RecKnobs, MemRecKnobs, AragKnobs, CommonKnobs):
     """Per-run configuration shared by all graphs; methods read the fields they need.
 
     Each method's knobs live in their own class (state/context_<method>.py); a new method adds

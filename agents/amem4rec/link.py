@@ -1,0 +1,61 @@
+"""The semantic validator (Eq. 8): the linker ("mem" role) reads the new pattern and the memories
+the similarity validator offered and says which of them to link; ids are constrained to the
+offered ones (an enum in the JSON schema; unknown and repeated ids are dropped as repairs).
+
+Fallback — and the `amem_semantic=False` ablation — is the similarity validator alone: link every
+offered memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from agents.base import AgentTask
+from prompts import amem4rec as prompts
+from state.amem4rec_schemas import LinkDecision, link_json_schema
+
+
+def validate_links(answer: LinkDecision, offered: Sequence[str]) -> tuple[LinkDecision, list[str]]:
+    """Keep offered ids once each, in the answer's order; `should_link` false links nothing."""
+    allowed, kept, repairs = set(offered), [], []
+    for raw in answer.linked_thought_ids:
+        memory_id = str(raw).strip()
+        if memory_id not in allowed:
+            repairs.append("unknown_id")
+        elif memory_id in kept:
+            repairs.append("duplicate_id")
+        else:
+            kept.append(memory_id)
+    if not answer.should_link and kept:
+        repairs.append("links_without_should_link")
+        kept = []
+    reasoning = " ".join(answer.reasoning.split())[:240]
+    return LinkDecision(should_link=bool(kept), linked_thought_ids=kept, reasoning=reasoning), repairs
+
+
+def link_task(
+    memory: Mapping[str, str], neighbours: Sequence[Mapping[str, Any]], offered: Sequence[str], tau_low: float
+) -> AgentTask[LinkDecision]:
+    """The semantic validator's task for one new pattern and the memories offered to it."""
+    shown = [n for n in neighbours if n["id"] in set(offered)]
+    messages = prompts.LINK.format_messages(
+        behavior=memory["behavior_explanation"],
+        pattern=memory["pattern_description"],
+        tau_low=tau_low,
+        memories=prompts.memory_lines(shown),
+    )
+
+    def validate(answer: LinkDecision) -> tuple[LinkDecision, list[str]]:
+        return validate_links(answer, offered)
+
+    def fallback() -> LinkDecision:
+        return LinkDecision(
+            should_link=bool(offered),
+            linked_thought_ids=list(offered),
+            reasoning="similarity validator alone: every offered memory is linked",
+        )
+
+    return AgentTask(
+        "semantic_validator", "mem", messages, LinkDecision, validate, fallback, link_json_schema(offered)
+    )

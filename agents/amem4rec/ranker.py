@@ -1,0 +1,96 @@
+"""Memory-augmented ranking (Section 3.5): ONE call of the ranker ("rec" role) orders every
+candidate from the user's recent history (most recent first), the K retrieved memories and the
+candidates: {ranked_item_ids, reasoning}. The answer is repaired into a permutation of exactly the
+candidates (`agents.ranking.repair_ranking`, missing ids appended in the fallback's order).
+
+Fallback: per candidate c with MiniLM item vector v_c,
+    score(c) = (w_h * cos(v_c, mean of the recent history's vectors)
+              + w_m * cos(v_c, retrieval-weighted mean of the retrieved memories' embeddings)) / (w_h + w_m)
+with w_h = `Context.amem_history_weight`, w_m = `Context.amem_memory_weight`; a part without signal
+(no history, no memory) is left out and the weights renormalised; with neither, training
+popularity. Ties keep the candidates' order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from agents.base import AgentTask
+from agents.ranking import repair_ranking
+from prompts.amem4rec import ranking_messages
+from state.amem4rec_schemas import MemoryRanking, memory_ranking_json_schema
+from state.context import Context
+from tools.similarity import profile_vector, rank_by_scores
+from world.environment import Environment
+
+
+@dataclass
+class RankerCall:
+    """The ranker's task and its fallback scores (which also order the candidates an answer omits)."""
+
+    task: AgentTask[MemoryRanking]
+    """The agent task."""
+    scores: dict[str, float]
+    """Fallback score per candidate."""
+
+
+def fallback_scores(
+    env: Environment,
+    recent: Sequence[str],
+    memory_vectors: np.ndarray,
+    memory_scores: Sequence[float],
+    candidates: Sequence[str],
+    ctx: Context,
+) -> np.ndarray:
+    """The fallback's score per candidate (see the module docstring)."""
+    items = env.item_vectors()[[env.item_index[c] for c in candidates]].astype(np.float64)
+    parts: list[tuple[float, np.ndarray]] = []
+    profile = profile_vector(env, list(recent))
+    if profile is not None:
+        parts.append((ctx.amem_history_weight, items @ profile))
+    if len(memory_vectors):
+        weights = np.clip(np.asarray(memory_scores, dtype=np.float64), 0.0, None)
+        weights = weights if weights.sum() > 0 else np.ones(len(memory_vectors))
+        centre = weights @ np.asarray(memory_vectors, dtype=np.float64) / weights.sum()
+        parts.append((ctx.amem_memory_weight, items @ centre))
+    total = sum(weight for weight, _ in parts)
+    if not parts or total <= 0:
+        return np.array([float(env.popularity.get(c, 0)) for c in candidates])
+    return sum(weight * part for weight, part in parts) / total
+
+
+def ranker_call(
+    env: Environment,
+    ctx: Context,
+    history: Sequence[str],
+    memories: Sequence[Mapping[str, Any]],
+    memory_vectors: np.ndarray,
+    candidates: Sequence[str],
+) -> RankerCall:
+    """The ranker's task for one user: recent history, retrieved memories, every candidate."""
+    recent = list(history[-ctx.amem_recent_items :]) if ctx.amem_recent_items > 0 else list(history)
+    scores = fallback_scores(env, recent, memory_vectors, [m["score"] for m in memories], candidates, ctx)
+    order = rank_by_scores(list(candidates), scores)
+    by_item = {c: float(s) for c, s in zip(candidates, scores, strict=True)}
+    messages = ranking_messages(env.dataset, recent, memories, candidates)
+
+    def validate(answer: MemoryRanking) -> tuple[MemoryRanking, list[str]]:
+        ranking, repairs = repair_ranking(answer.ranked_item_ids, candidates, order)
+        return MemoryRanking(
+            ranked_item_ids=ranking, reasoning=" ".join(answer.reasoning.split())[:240]
+        ), repairs
+
+    def fallback() -> MemoryRanking:
+        reasoning = (
+            f"fallback: cosine to the recent history (weight {ctx.amem_history_weight}) and to "
+            f"{len(memories)} retrieved memories (weight {ctx.amem_memory_weight})"
+        )
+        return MemoryRanking(ranked_item_ids=order, reasoning=reasoning)
+
+    schema = memory_ranking_json_schema(candidates)
+    task = AgentTask("rank", "rec", messages, MemoryRanking, validate, fallback, schema)
+    return RankerCall(task, by_item)

@@ -1,0 +1,102 @@
+"""AMEM4Rec in the harness: the `prepare` hook trains (or reuses) each method's pool before any user
+is ranked; `perf_extras` measures training throughput against the same simulator.
+
+Bench pools live under `<out>/amem4rec_pool/<method>-<key>/`, the key a digest of the pool
+configuration, the run's protocol (dataset, candidates, seed, scenario, users, llm), the users
+trained on, the window cap and the memory backend: a rerun of the same command reuses (or resumes)
+its pool; any other setting gets a folder of its own, so nothing is overwritten. Windows come from
+the users under test (the paper trains and evaluates on the same users), training part only.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from graphs.lifecycle.amem4rec_training import train_pool, training_summary
+from graphs.lifecycle.hooks import PerfRequest, Prepared, PrepareRequest
+from state.context import Context, backend_for
+from tools.memory_pool_folder import MANIFEST, config_key, forget_pool, pool_config
+from world.data import natural_key
+from world.environment import get_environment
+
+POOL_DIR = "amem4rec_pool"
+"""Sub-folder of `--out` holding the AMEM4Rec methods' pools."""
+PERF_WINDOWS_PER_USER = 2
+"""`bench perf` trains on at most this many windows per user (the latest ones)."""
+
+
+def bench_pool_key(context: Context, protocol: dict[str, Any], users: list[str]) -> str:
+    """What a bench pool is keyed by (see the module docstring), as a short digest."""
+    return config_key(
+        {
+            "config": pool_config(context),
+            "protocol": protocol,
+            "users": sorted(users, key=natural_key),
+            "windows_per_user": context.amem_windows_per_user,
+            "mem": backend_for(context, "mem"),
+        }
+    )
+
+
+def train_for_bench(request: PrepareRequest) -> Prepared:
+    """`prepare` hook: the method's pool trained on the users' training windows; its progress shows
+    as "<method> · training"; metrics.json gets `training` (pool statistics and cost)."""
+    users = list(request.users)
+    key = bench_pool_key(request.context, dict(request.protocol), users)
+    folder = request.work_dir / POOL_DIR / f"{request.method}-{key}"
+    existed = (folder / MANIFEST).is_file()
+    context = replace(request.context, amem_pool=str(folder))
+    env = get_environment(context.dataset)
+    label = f"{request.method} · training"
+    progress = request.on_progress
+    hook = (lambda done, total: progress(label, done, total)) if progress else None
+    run = train_pool(env, context, users, request.concurrency, hook)
+    summary = training_summary(run)
+    summary["reused"] = existed and run.applied_now == 0
+    return Prepared(context, {"training": summary})
+
+
+def ideal_windows_per_s(
+    run_rounds: list[list[str]], window_calls: dict[str, int], call_seconds: float
+) -> float:
+    """Rounds run one after another, each as long as its longest chain of calls: windows / that time."""
+    chain = math.fsum(
+        max((window_calls.get(k, 0) for k in keys), default=0) * call_seconds for keys in run_rounds
+    )
+    windows = sum(len(keys) for keys in run_rounds)
+    return windows / chain if chain > 0 else math.inf
+
+
+def training_perf(request: PerfRequest) -> dict[str, Any]:
+    """`perf_extras` hook: train a fresh pool on the perf users' latest windows against the same
+    simulator at the same concurrency; windows per second, LLM calls per window, and the ideal
+    throughput of the round schedule at the measured call latency."""
+    users = [r["user_id"] for r in request.requests]
+    env = get_environment(request.context.dataset)
+    with tempfile.TemporaryDirectory(prefix="amem4rec-perf-") as scratch:
+        folder = Path(scratch) / "pool"
+        context = replace(request.context, amem_pool=str(folder), amem_windows_per_user=PERF_WINDOWS_PER_USER)
+        run = train_pool(env, context, users, request.concurrency)
+        summary = training_summary(run)
+        forget_pool(folder)
+    this_run = summary["this_run"]
+    calls = this_run["llm_calls"]
+    call_seconds = math.fsum(r["llm_seconds"] for r in run.usage) / calls if calls else 0.0
+    ideal = ideal_windows_per_s(run.rounds, run.window_calls, call_seconds)
+    return {
+        "training_windows": this_run["windows"],
+        "training_windows_per_s": this_run["windows_per_s"],
+        "training_ideal_windows_per_s": ideal if math.isfinite(ideal) else None,
+        "training_llm_calls_per_window": calls / this_run["windows"] if this_run["windows"] else 0.0,
+        "training_agent_calls_per_window": summary["agent_calls_per_window"],
+        "training_mean_call_seconds": call_seconds,
+        "training_round_windows": context.amem_round_windows,
+        "training_actions": summary["actions"],
+        "ranking_pool_size": max((o.get("details") or {}).get("pool_size", 0) for o in request.outputs)
+        if request.outputs
+        else 0,
+    }
