@@ -35,6 +35,9 @@ RepairKind = Literal[
     "named_item",
     "links_without_should_link",
     "updates_without_should_evolve",
+    "unexpected_items",
+    "unknown_action",
+    "infeasible_action",
 ]
 """A fix applied to an answer that was kept (the answer is used, the count says what was fixed)."""
 
@@ -48,6 +51,8 @@ ErrorKind = Literal[
     "no_facets",
     "invalid_score",
     "invalid_rules",
+    "empty_action",
+    "invalid_confidence",
     "timeout",
     "connection",
     "http_429",
@@ -79,6 +84,8 @@ INVALID_EDGE: Final = "invalid_edge"
 EMPTY_UPDATE: Final = "empty_update"
 FANOUT_CUT: Final = "fanout_cut"
 MEMORY_CUT: Final = "memory_cut"
+MISSING_NAME: Final = "missing_name"
+MISSING_DOMAIN: Final = "missing_domain"
 
 INVALID_OUTPUT: Final = "invalid_output"
 TRUNCATED: Final = "truncated"

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict
 from agents.base import AgentTask, InvalidAnswer
 from agents.memrec.rules import RuleSet, RuleSetError, load_rule_set, rule_set_schema
 from agents.memrec.statistics import domain_statistics
+from agents.validation import INVALID_RULES, MISSING_DOMAIN, MISSING_NAME
 from prompts.memrec_rules import RULE_WRITER
 from world.environment import Environment
 
@@ -33,15 +34,15 @@ def rule_writer_task(env: Environment) -> AgentTask[Any]:
     def validate(draft: RuleSetDraft) -> tuple[RuleSet, list[str]]:
         raw = draft.model_dump()
         repairs = []
-        for key, value in (("name", f"{name}-llm"), ("domain", name)):
+        for key, value, kind in (("name", f"{name}-llm", MISSING_NAME), ("domain", name, MISSING_DOMAIN)):
             if not isinstance(raw.get(key), str) or not raw.get(key):
                 raw[key] = value
-                repairs.append(f"missing_{key}")
+                repairs.append(kind)
         raw["description"] = f"Written by LM_Mem from the statistics of {name}: {json.dumps(statistics)}"
         try:
             return load_rule_set(raw), repairs
         except RuleSetError as error:
-            raise InvalidAnswer(str(error), kind="invalid_rules") from None
+            raise InvalidAnswer(str(error), kind=INVALID_RULES) from None
 
     def fallback() -> RuleSet:
         generic = load_rule_set("generic").model_dump()
