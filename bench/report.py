@@ -282,7 +282,9 @@ def observed_faults(methods: dict[str, dict[str, Any]]) -> dict[str, int]:
     """Client-side counts of each simulator fault kind, over all methods."""
     counts = dict.fromkeys(OBSERVED_AS, 0)
     for method_row in methods.values():
-        for row in (method_row, method_row.get("stage_w") or {}):  # MemRec's warm-up writes call too
+        # Calls made before ranking count too: MemRec's warm-up writes, this run's training calls.
+        before = (method_row.get("stage_w") or {}, (method_row.get("training") or {}).get("this_run") or {})
+        for row in (method_row, *before):
             for kind, (table, key) in OBSERVED_AS.items():
                 counts[kind] += row.get(table, {}).get(key, 0)
     return counts

@@ -80,3 +80,18 @@ def test_training_through_the_simulator_counts_every_injected_fault(tmp_path: Pa
         )
         assert observed == count, kind
     assert summary["agent_calls_per_window"] <= 3
+
+
+def test_training_faults_count_as_observed_in_the_bench_report() -> None:
+    from bench.report import observed_faults
+
+    row = {
+        "errors": {"http_500": 1},
+        "repair_kinds": {},
+        "training": {
+            "errors": {"http_500": 9},
+            "this_run": {"errors": {"http_500": 2, "truncated": 1}, "repair_kinds": {"unknown_id": 3}},
+        },
+    }
+    observed = observed_faults({"amem4rec": row})
+    assert observed["http_500"] == 3 and observed["truncated"] == 1 and observed["unknown_ids"] == 3
