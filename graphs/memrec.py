@@ -38,7 +38,7 @@ from state.blackboard import post
 from state.context import Context
 from state.contract import RecInput, RecOutput
 from state.memrec_schemas import CandidateScores
-from state.memrec_state import MemRecState
+from state.memrec_state import CuratedRecord, MemRecState
 from tools.catalog_index import retrieve_candidates
 from tools.memory_graph import item_node, user_node
 from world.environment import Environment, get_environment
@@ -48,7 +48,7 @@ RANKERS = ("llm", "vector")
 """Values of `Context.memrec_ranker`."""
 
 
-def curated_from_state(env: Environment, records: list[dict[str, Any]]) -> Curated:
+def curated_from_state(env: Environment, records: list[CuratedRecord]) -> Curated:
     """Rebuild the `Curated` arrays from the records `curate` wrote to the state."""
     if not records:
         return empty_curation()

@@ -11,12 +11,15 @@ from state.blackboard import BlackboardMessage, append_messages
 
 
 class BaseState(TypedDict, total=False):
-    """Fields shared by every recommender graph; each has exactly one writer."""
+    """Fields shared by every recommender graph; each has one writer (`candidates`: see below)."""
 
     user_id: str
     """Input: the user (validated against the dataset by `validate_input`)."""
     candidates: list[str] | None
-    """Input: items to re-rank; `validate_input` fills it from the catalog when absent."""
+    """Input: items to re-rank, written by `validate_input` (None when the caller gave none:
+    retrieve mode). In retrieve mode the method's retrieval node then writes the catalog items
+    it ranks: MemRec's `curate`, the classic and LLM baselines' ranker node, ChainRec's planner
+    (first visit). ARAG leaves it None and keeps its catalog recall in `recall_set` (`recall`)."""
     instruction: str | None
     """Input: the user's natural-language request, if any."""
     scenario: str

@@ -14,6 +14,7 @@ import numpy as np
 from agents.memrec.features import FeatureIndex, NeighbourFeatures, neighbour_features
 from agents.memrec.rules import FEATURES, RuleSet, load_rule_set, score_neighbours
 from state.context import Context
+from state.memrec_state import CuratedRecord
 from world.environment import Environment
 
 AUTO_RULES = {"book": "books", "goodreads": "goodreads", "movie": "movietv", "ml-": "movietv", "yelp": "yelp"}
@@ -55,7 +56,7 @@ class Curated:
     pool: int
     """How many neighbours were scored."""
 
-    def as_records(self) -> list[dict[str, object]]:
+    def as_records(self) -> list[CuratedRecord]:
         """JSON-ready rows for the state: id, kind, score and named features."""
         return [
             {

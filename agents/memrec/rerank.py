@@ -32,6 +32,7 @@ from agents.validation import NO_VALID_IDS, SCORE_CLIPPED, cut_text, keep_known_
 from prompts import memrec as prompts
 from prompts.common import CANDIDATES_HEADER
 from state.memrec_schemas import CandidateScore, CandidateScores, scores_json_schema
+from state.memrec_state import FacetRecord
 from world.embeddings import embed_texts
 from world.environment import Environment
 
@@ -48,7 +49,7 @@ def _category_pattern(index: FeatureIndex) -> re.Pattern[str] | None:
     return re.compile(r"\b(" + "|".join(re.escape(n.lower()) for n in names) + r")\b")
 
 
-def facet_match(index: FeatureIndex, facets: Sequence[dict], rows: np.ndarray) -> np.ndarray:
+def facet_match(index: FeatureIndex, facets: Sequence[FacetRecord], rows: np.ndarray) -> np.ndarray:
     """Confidence-weighted match of each candidate row with the facets (zeros without facets)."""
     confidences = np.array([float(f.get("confidence", 0.0)) for f in facets])
     if not len(facets) or confidences.sum() <= 0:
@@ -82,7 +83,7 @@ def vector_scores(
     curated: Curated,
     user_id: str,
     candidates: Sequence[str],
-    facets: Sequence[dict],
+    facets: Sequence[FacetRecord],
     visible: Sequence[str] | None = None,
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """The Vector configuration's scores (in [0, 1]) and their three parts (see the module docstring)."""
@@ -178,7 +179,7 @@ def rerank_task(
     candidates: Sequence[str],
     instruction: str | None,
     user_memory: str,
-    facets: Sequence[dict],
+    facets: Sequence[FacetRecord],
     memories: dict[str, str],
     fallback: Callable[[], CandidateScores],
     fill: dict[str, float],
