@@ -9,6 +9,10 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data" / "amazon-cds-100"
+requires_shared_data = pytest.mark.skipif(
+    not SHARED_DATA.is_dir(), reason=f"needs the shared Amazon CDs data at {SHARED_DATA}, which is absent"
+)
+"""Marks a test that reads `SHARED_DATA` (skipped with this reason on a machine without it)."""
 
 os.environ.setdefault("RECGRAPH_HOME", str(REPO / ".cache" / "test-home"))
 for key, value in {

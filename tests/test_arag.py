@@ -11,11 +11,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
-from pydantic import Field
 
 from agents.arag.signals import fused_scores, heuristic_nli, session_similarity
 from agents.usage import critical_path_depth
@@ -23,7 +20,7 @@ from bench.protocol import Protocol, plan_cases
 from bench.sim_process import SimServer
 from graphs.arag import arag_no_nli_csa_graph, arag_no_nli_graph, build_arag, graph
 from state.context import Context
-from tests.fakes import install
+from tests.fakes import SchemaRoutedModel, install
 from world.environment import get_environment
 
 CANDIDATES = ["50", "181", "1", "2", "3", "100"]
@@ -113,34 +110,6 @@ def test_context_switches_route_through_the_ranker(use_nli: bool, use_csa: bool)
 
 
 # 2. Scripted model -------------------------------------------------------------------------
-
-
-class SchemaRoutedModel(BaseChatModel):
-    """Answers by the requested schema's name, so concurrent agents may call in any order."""
-
-    answers: dict[str, Any]
-    """Schema name -> answer text, or a function of the prompt messages returning it."""
-    calls: list[tuple[str, list[BaseMessage]]] = Field(default_factory=list)
-    """(schema name, messages) of every call."""
-
-    @property
-    def _llm_type(self) -> str:
-        return "schema-routed"
-
-    def _generate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
-    ) -> ChatResult:
-        name = kwargs["extra_body"]["response_format"]["json_schema"]["name"]
-        self.calls.append((name, list(messages)))
-        answer = self.answers[name]
-        content = answer(messages) if callable(answer) else answer
-        message = AIMessage(
-            content=content, usage_metadata={"input_tokens": 50, "output_tokens": 10, "total_tokens": 60}
-        )
-        return ChatResult(generations=[ChatGeneration(message=message)])
-
-    def prompts_for(self, name: str) -> list[str]:
-        return [str(messages[-1].content) for schema, messages in self.calls if schema == name]
 
 
 NLI_ANSWER = {"50": 9.0, "181": 14.0, "1": 2.0, "2": 7.0, "3": 1.0}  # "100" left out, 14 clipped

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from recgraph.cli import main
+from tests.conftest import requires_shared_data
 
 RUN = [sys.executable, "-m", "recgraph.cli"]
 METHODS = "random,popularity,itemknn,bpr,embedding"
@@ -182,6 +183,7 @@ def test_truncated_inter_file_on_the_command_line(tmp_path: Path) -> None:
     assert f"{inter}, line " in result.stderr and "tab-separated fields" in result.stderr
 
 
+@requires_shared_data
 def test_datasets_and_recommend(capsys) -> None:
     from tests.conftest import SHARED_DATA
 

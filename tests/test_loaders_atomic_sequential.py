@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SHARED_DATA
+from tests.conftest import SHARED_DATA, requires_shared_data
 from world.datasets import load_dataset, load_path, recbole_example_folder
 from world.errors import DataFormatError, DatasetNotFoundError
 from world.loaders.recbole_atomic import load_recbole_atomic, split_categories
@@ -91,6 +91,7 @@ def test_duplicate_item_row(tiny_dataset_dir: Path) -> None:
         load_recbole_atomic(tiny_dataset_dir)
 
 
+@requires_shared_data
 def test_sequential_amazon_cds_dense() -> None:
     data = load_path(SHARED_DATA / "CDs-100-user-dense")
     assert data.name == "CDs-100-user-dense"
@@ -104,6 +105,7 @@ def test_sequential_amazon_cds_dense() -> None:
     assert data.items["2"].title == "Revolutions: The Very Best Of Steve Winwood"
 
 
+@requires_shared_data
 def test_sequential_folder_with_two_splits_asks_for_one() -> None:
     with pytest.raises(DatasetNotFoundError, match="several sequential splits"):
         load_path(SHARED_DATA)
