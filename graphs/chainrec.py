@@ -30,7 +30,8 @@ from agents.chainrec.candidate_rank import rank_call
 from agents.chainrec.catalog import BY_NAME, CANDIDATE_RANK, TOOLS, ToolSpec
 from agents.chainrec.library import LIBRARY
 from agents.chainrec.mask import feasibility, forced
-from agents.chainrec.planners import PlanView, planner_call, planner_for
+from agents.chainrec.planners import RulePlanner, planner_for
+from agents.chainrec.planning import PlanView, planner_call
 from agents.chainrec.tool_agent import Episode, answer_context, memory_entry, tool_task
 from graphs.common import VALIDATE_NODE, validate_input
 from graphs.nodes import AgentCall, DualNode, PrepareAgent, agent_node
@@ -152,7 +153,7 @@ def prepare_planner(state: ChainRecState, ctx: Context, env: Environment) -> Age
     domain = state.get("domain") or dict(corpus_of(env).domain)
     view = plan_view(state, ctx, domain)
     planner = planner_for(ctx)
-    call = planner_call(planner, view)
+    call = planner_call(planner, view, RulePlanner())
 
     def finish(result: AgentResult) -> dict[str, Any]:
         choice, usage = result.output, result.usage

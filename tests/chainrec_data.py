@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 # (id, title, author, categories, latitude, longitude, extra attributes)
 BOOKS = [
@@ -74,3 +75,11 @@ def write_titles_only(folder: Path, name: str = "bare") -> Path:
     inter = ["user_id:token\titem_id:token", *(f"{u}\t{i}" for u, items_ in events.items() for i in items_)]
     (folder / f"{name}.inter").write_text("\n".join(inter) + "\n")
     return folder
+
+
+def last_values(compiled: Any, request: dict, context: Any) -> dict[str, Any]:
+    """The graph's final state (every channel, not only the output schema)."""
+    final: dict[str, Any] = {}
+    for values in compiled.stream(request, context=context, stream_mode="values"):
+        final = values
+    return final

@@ -1,23 +1,20 @@
 """The ChainRec graph end to end: a scripted planner and tools (exact memory, ranking and prompts), the
-budget, repairs, the deterministic fallbacks on an AgentSociety fixture (every tool), titles-only and
-order-only data, retrieve mode, the simulator and `recgraph recommend`."""
+budget, repairs, determinism of the fallbacks, the simulator and `recgraph recommend`."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import math
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agents.chainrec.domain_tools import haversine_km
 from agents.usage import critical_path_depth
 from graphs.chainrec import graph
 from graphs.registry import get_graph
 from state.context import Context
-from tests.chainrec_data import U1_CANDIDATES, write_agentsociety, write_titles_only
+from tests.chainrec_data import U1_CANDIDATES, last_values, write_agentsociety
 from tests.fakes import ScriptedChatModel, install
 
 ML_CANDIDATES = ["50", "181", "1", "2", "3", "100", "258", "300", "12", "7"]
@@ -34,14 +31,6 @@ def answer(**fields: Any) -> str:
 
 def plan(action: str, reason: str = "scripted") -> str:
     return answer(action=action, reason=reason)
-
-
-def last_values(compiled: Any, request: dict, context: Context) -> dict[str, Any]:
-    """The graph's final state (every channel, not only the output schema)."""
-    final: dict[str, Any] = {}
-    for values in compiled.stream(request, context=context, stream_mode="values"):
-        final = values
-    return final
 
 
 def roles(output: dict) -> list[str]:
@@ -252,102 +241,6 @@ def test_heuristic_episode_on_ml100k_is_deterministic() -> None:
     assert "switched off: AuthorPreference (the dataset has no authors)" in first["trace"][1]["content"]
     cold = graph.invoke({**request, "scenario": "cold_user"}, context=Context())
     assert cold["details"]["tools"] == ["ItemProfile", "ItemSemantic"]
-
-
-def test_every_tool_runs_on_an_agentsociety_dataset(books: str) -> None:
-    context = Context(dataset=books)
-    output = get_graph("chainrec_fixed").invoke(
-        {"user_id": "u1", "candidates": U1_CANDIDATES}, context=context
-    )
-    assert output["details"]["tools"] == [
-        "LongTermPreference",
-        "ShortTermPreference",
-        "PositivePreference",
-        "NegativePreference",
-        "ItemSemantic",
-        "ItemProfile",
-        "AuthorPreference",
-        "GeoContext",
-    ]
-    trajectory = {t["tool"]: t for t in output["details"]["trajectory"]}
-    assert trajectory["LongTermPreference"]["summary"] == (
-        "5 visible interactions; mostly Sci-Fi, Classic, Romance; typical: "
-        + trajectory["LongTermPreference"]["summary"].split("typical: ")[1]
-    )
-    assert trajectory["NegativePreference"]["summary"] == "Rated 2 of 5 items poorly; avoid Romance, Classic."
-    assert (
-        trajectory["PositivePreference"]["summary"]
-        == "Rated 3 of 5 items highly, mostly Sci-Fi, Classic, Cyberpunk."
-    )
-    assert trajectory["AuthorPreference"]["summary"] == (
-        "Favours Frank Herbert, William Gibson, Jane Austen; 3 candidates share an author."
-    )
-    memory = graph_memory(books, "u1")
-    author = {e["item_id"]: e["score"] for e in memory["AuthorPreference"]["items"]}
-    assert author == pytest.approx(
-        {"b3": 2.0 / 3, "b7": 0.8 / 3, "b8": 0.0, "b9": 0.0, "b10": 0.6 / 3}, abs=1e-4
-    )
-    geo = {e["item_id"]: e for e in memory["GeoContext"]["items"]}
-    home = (32.23, -110.95)
-    assert geo["b3"]["score"] == pytest.approx(math.exp(-haversine_km(home, (32.25, -110.90)) / 5), abs=1e-4)
-    assert geo["b7"]["score"] == pytest.approx(
-        0.5 * math.exp(-haversine_km(home, (32.30, -110.80)) / 5), abs=1e-4
-    )
-    assert geo["b7"]["note"].endswith("marked closed") and geo["b10"]["note"] == "no location"
-    profile = {e["item_id"]: e["score"] for e in memory["ItemProfile"]["items"]}
-    assert (
-        profile["b10"] == pytest.approx(0.6634, abs=1e-4) and profile["b9"] < profile["b10"] < profile["b3"]
-    )
-    assert memory["ItemProfile"]["stats"] == {"cold_candidates": 5.0, "max_interactions": 2.0}
-    assert memory["PositivePreference"]["facets"][-1] == {
-        "key": "praise",
-        "value": '"Epic desert politics and ecology."',
-    }
-    assert sorted(output["ranking"]) == sorted(U1_CANDIDATES)
-
-
-def graph_memory(dataset: str, user: str) -> dict[str, dict]:
-    """The full memory entries of a fixed-chain episode, by tool."""
-    context = Context(dataset=dataset, chainrec_planner="fixed", chainrec_max_steps=8)
-    final = last_values(graph, {"user_id": user, "candidates": U1_CANDIDATES}, context)
-    return {entry["tool"]: entry for entry in final["memory"]}
-
-
-def test_titles_only_order_only_data_switches_tools_off(tmp_path: Path) -> None:
-    bare = str(write_titles_only(tmp_path / "bare"))
-    request = {"user_id": "a", "candidates": ["t4", "t5", "t6"]}
-    output = get_graph("chainrec_fixed").invoke(request, context=Context(dataset=bare))
-    note = output["trace"][1]["content"]
-    for masked in (
-        "PositivePreference (the dataset has no ratings)",
-        "AuthorPreference (the dataset has no authors)",
-        "GeoContext (the dataset has no locations)",
-    ):
-        assert masked in note
-    assert output["details"]["tools"] == [
-        "LongTermPreference",
-        "ShortTermPreference",
-        "ItemSemantic",
-        "ItemProfile",
-    ]
-    notes = " ".join(m["content"] for m in output["trace"])
-    for switched in (
-        "no timestamps: the recency window counts items",
-        "no categories: profile from titles",
-        "no categories: tags from title words",
-        "no ratings: popularity only",
-    ):
-        assert switched in notes
-    rule = graph.invoke(request, context=Context(dataset=bare))  # 3 visible items: the cold-user plan
-    assert rule["details"]["tools"] == ["LongTermPreference", "ItemProfile", "ItemSemantic"]
-    assert sorted(output["ranking"]) == ["t4", "t5", "t6"]
-
-
-def test_retrieve_mode_ranks_catalog_items() -> None:
-    output = graph.invoke({"user_id": "1"}, context=Context(top_k=5))
-    assert len(output["ranking"]) == 5 and not set(output["ranking"]) & set(
-        __import__("world.environment", fromlist=["x"]).get_environment("ml-100k").history("1")
-    )
 
 
 def test_simulated_llm_planner_episode_is_a_chain_of_sequential_calls() -> None:

@@ -23,7 +23,8 @@ from agents.chainrec.catalog import (
     parse_chain,
 )
 from agents.chainrec.mask import feasibility, feasible_actions, forced
-from agents.chainrec.planners import FixedPlanner, LlmPlanner, PlanView, RulePlanner, planner_call
+from agents.chainrec.planners import FixedPlanner, LlmPlanner, RulePlanner
+from agents.chainrec.planning import PlanView, planner_call
 from agents.chainrec.reward import avg_hr, reward, trajectory_reward
 from graphs.chainrec import NODE_OF, Route, graph, route_planner
 from state.chainrec_schemas import PlannerChoice
@@ -115,7 +116,7 @@ def run_planner(
     memory: list[dict] = []
     while True:
         current = view(memory, scenario, domain, max_steps)
-        call = planner_call(planner, current)
+        call = planner_call(planner, current, RulePlanner())
         assert not call.needed and not call.repairs
         action = call.task.fallback().action
         assert current.mask[action]
@@ -195,22 +196,22 @@ class Stubborn:
 
 def test_infeasible_or_unknown_choices_are_repaired_and_counted() -> None:
     start = view([])
-    call = planner_call(Stubborn(GEO), start)  # no locations in PLAIN
+    call = planner_call(Stubborn(GEO), start, RulePlanner())  # no locations in PLAIN
     choice = call.task.fallback()
     assert call.repairs == ["infeasible_action"] and choice.action == LONG_TERM
     assert choice.reason.startswith("proposed 'GeoContext' (infeasible action); rule[classic]")
-    call = planner_call(Stubborn("Telepathy"), start)
+    call = planner_call(Stubborn("Telepathy"), start, RulePlanner())
     assert call.repairs == ["unknown_action"] and call.task.fallback().action == LONG_TERM
-    call = planner_call(Stubborn(CANDIDATE_RANK), start)  # ranking before any evidence
+    call = planner_call(Stubborn(CANDIDATE_RANK), start, RulePlanner())  # ranking before any evidence
     assert call.repairs == ["infeasible_action"]
-    call = planner_call(Stubborn("item_profile"), start)  # the node name is accepted
+    call = planner_call(Stubborn("item_profile"), start, RulePlanner())  # the node name is accepted
     assert call.repairs == [] and call.task.fallback().action == ITEM_PROFILE
 
 
 def test_llm_planner_validation_repairs_and_constrains_the_action() -> None:
     planner = LlmPlanner()
     current = view([entry(LONG_TERM, history_items=40)])
-    call = planner_call(planner, current)
+    call = planner_call(planner, current, RulePlanner())
     assert call.needed
     schema = call.task.json_schema["properties"]["action"]
     assert schema["enum"] == [SHORT_TERM, POSITIVE, NEGATIVE, ITEM_SEMANTIC, ITEM_PROFILE, CANDIDATE_RANK]
@@ -227,7 +228,7 @@ def test_llm_planner_validation_repairs_and_constrains_the_action() -> None:
         call.task.validate(PlannerChoice(action="  "))
     assert call.task.fallback().action == SHORT_TERM  # the rule planner
     budget_spent = view([entry(t) for t in (LONG_TERM, SHORT_TERM)], max_steps=2)
-    assert not planner_call(planner, budget_spent).needed  # forced: nobody is asked
+    assert not planner_call(planner, budget_spent, RulePlanner()).needed  # forced: nobody is asked
 
 
 def test_reward_is_avg_hr_minus_lambda_per_tool() -> None:
