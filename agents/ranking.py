@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from agents.base import InvalidAnswer
-from agents.validation import NO_VALID_IDS, keep_known_unique, missing_ids
+from agents.validation import NO_VALID_IDS, constrained_schema, keep_known_unique, missing_ids
+from state.schemas import RankedList
 
 
 def repair_ranking(
@@ -37,21 +38,15 @@ def ranking_json_schema(candidates: Sequence[str], reason_chars: int = 200) -> d
 
     Grammar-constrained decoders (llama.cpp) then cannot invent ids or run on forever.
     """
-    return {
-        "type": "object",
-        "properties": {
-            "ranking": {
-                "type": "array",
-                "items": {"type": "string", "enum": list(candidates)},
-                "minItems": len(candidates),
-                "maxItems": len(candidates),
-                "description": "Every candidate id, best first, each once.",
-            },
-            "reason": {"type": "string", "maxLength": reason_chars},
+    n = len(candidates)
+    return constrained_schema(
+        RankedList,
+        {
+            "ranking": {"minItems": n, "maxItems": n},
+            "ranking[]": {"enum": list(candidates)},
+            "reason": {"maxLength": reason_chars},
         },
-        "required": ["ranking", "reason"],
-        "additionalProperties": False,
-    }
+    )
 
 
 def clip_score(value: float, low: float, high: float) -> tuple[float, bool]:

@@ -1,5 +1,6 @@
 """The validation pieces every agent shares: one vocabulary of repair and error kinds, the
-known-unique id filter, and the text cutter.
+known-unique id filter, the text cutter, and request-specific JSON schemas derived from the
+pydantic answer models.
 
 Kinds are counted per agent in `AgentUsage` and land in metrics.json, so every kind an agent
 reports must be named here (tests/test_validation.py collects them from the code).
@@ -8,8 +9,10 @@ reports must be named here (tests/test_validation.py collects them from the code
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterable
-from typing import Final, Literal, TypeVar, get_args
+from collections.abc import Callable, Collection, Iterable, Mapping
+from typing import Any, Final, Literal, TypeVar, get_args
+
+from pydantic import BaseModel
 
 RepairKind = Literal[
     "unknown_id",
@@ -163,3 +166,60 @@ def cut_text(text: str, limit: int, *, rstrip: bool = True, collapse: bool = Fal
         return text
     head = text[: limit - 1]
     return (head.rstrip() if rstrip else head) + "…"
+
+
+_DROPPED_KEYS = ("title", "default")
+
+
+def _inline(node: Any, defs: Mapping[str, Any]) -> Any:
+    """`node` with local `$ref`s replaced by their definitions, titles and defaults dropped, and
+    every object closed (`additionalProperties: false`, every property required)."""
+    if isinstance(node, list):
+        return [_inline(part, defs) for part in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        target = defs[node["$ref"].rsplit("/", 1)[-1]]
+        return _inline({**target, **{k: v for k, v in node.items() if k != "$ref"}}, defs)
+    out = {k: _inline(v, defs) for k, v in node.items() if k not in _DROPPED_KEYS and k != "$defs"}
+    if out.get("type") == "object" and "properties" in out:
+        out["required"] = list(out["properties"])
+        out["additionalProperties"] = False
+    return out
+
+
+def _at(schema: dict[str, Any], path: str) -> dict[str, Any]:
+    """The sub-schema at a dotted path: `field`, `field[]` (an array's items), `a[].b`."""
+    node = schema
+    for part in filter(None, path.split(".")):
+        name, items = (part[:-2], True) if part.endswith("[]") else (part, False)
+        if name:
+            node = node["properties"][name]
+        if items:
+            node = node["items"]
+    return node
+
+
+def constrained_schema(
+    model: type[BaseModel], constraints: Mapping[str, Mapping[str, Any]] | None = None
+) -> dict[str, Any]:
+    """`model`'s JSON schema, closed and inlined, with request-specific constraints merged in.
+
+    Objects get `additionalProperties: false` and every property required (what strict and
+    grammar-constrained decoders need); `$ref`s are inlined, titles and defaults dropped, the
+    fields' descriptions kept. `constraints` maps a path (`"ranking"`, `"ranking[]"` for the
+    array's items, `"scores[].item_id"`) to keys that replace the derived ones there, e.g.
+    `{"ranking[]": {"enum": ids}, "ranking": {"minItems": n, "maxItems": n}}`. A `None` value
+    removes a key. Keep long free-text fields without `maxLength` where llama.cpp decodes them:
+    it turns `maxLength` into a repetition grammar that is very slow for long strings.
+    """
+    raw = model.model_json_schema(by_alias=True)
+    schema = _inline(raw, raw.get("$defs", {}))
+    for path, values in (constraints or {}).items():
+        node = _at(schema, path)
+        for key, value in values.items():
+            if value is None:
+                node.pop(key, None)
+            else:
+                node[key] = value
+    return schema

@@ -1,9 +1,7 @@
-"""Pydantic schemas of MemRec's agent answers and the tight JSON schemas sent to the models."""
+"""Pydantic schemas of MemRec's agent answers (the request-specific JSON schemas sent to the models
+are derived from them in the agents: `agents.validation.constrained_schema`)."""
 
 from __future__ import annotations
-
-from collections.abc import Sequence
-from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -51,73 +49,6 @@ class CandidateScores(BaseModel):
     scores: list[CandidateScore] = Field(description="One entry per candidate.")
 
 
-def facet_json_schema(n_facets: int, neighbour_ids: Sequence[str], user_node_id: str) -> dict[str, Any]:
-    """`FacetSet` as a JSON schema: exactly `n_facets` facets, neighbour ids as an enum of the curated set."""
-    ids = list(neighbour_ids)
-    item = {"type": "string", "enum": ids} if ids else {"type": "string"}
-    supporters = {"type": "array", "items": item, "maxItems": 8 if ids else 0}
-    endpoint = {"type": "string", "enum": [*ids, user_node_id]}
-    unit = {"type": "number", "minimum": 0, "maximum": 1}
-    return {
-        "type": "object",
-        "properties": {
-            "facets": {
-                "type": "array",
-                "minItems": n_facets,
-                "maxItems": n_facets,
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "facet": {"type": "string", "maxLength": 120},
-                        "confidence": unit,
-                        "supporting_neighbors": supporters,
-                    },
-                    "required": ["facet", "confidence", "supporting_neighbors"],
-                    "additionalProperties": False,
-                },
-            },
-            "support_edges": {
-                "type": "array",
-                "maxItems": len(ids),
-                "items": {
-                    "type": "object",
-                    "properties": {"from": endpoint, "to": endpoint, "w": unit},
-                    "required": ["from", "to", "w"],
-                    "additionalProperties": False,
-                },
-            },
-        },
-        "required": ["facets", "support_edges"],
-        "additionalProperties": False,
-    }
-
-
-def scores_json_schema(candidates: Sequence[str], rationale_chars: int = 160) -> dict[str, Any]:
-    """`CandidateScores` as a JSON schema: one object per candidate, ids an enum of the candidates."""
-    return {
-        "type": "object",
-        "properties": {
-            "scores": {
-                "type": "array",
-                "minItems": len(candidates),
-                "maxItems": len(candidates),
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "item_id": {"type": "string", "enum": list(candidates)},
-                        "score": {"type": "number", "minimum": 0, "maximum": 1},
-                        "rationale": {"type": "string", "maxLength": rationale_chars},
-                    },
-                    "required": ["item_id", "score", "rationale"],
-                    "additionalProperties": False,
-                },
-            }
-        },
-        "required": ["scores"],
-        "additionalProperties": False,
-    }
-
-
 class NeighbourUpdate(BaseModel):
     """Stage W: what one curated neighbour should remember about the interaction."""
 
@@ -134,37 +65,6 @@ class MemoryWrite(BaseModel):
     neighbor_updates: list[NeighbourUpdate] = Field(
         default_factory=list, description="Updates for at most fanout_cap of the offered neighbours."
     )
-
-
-def write_json_schema(neighbour_ids: Sequence[str]) -> dict[str, Any]:
-    """`MemoryWrite` as a JSON schema: neighbour ids an enum of the offered ones.
-
-    Lengths are bounded by validation, not here: llama.cpp turns `maxLength` into a repetition
-    grammar that makes constrained decoding of long strings very slow."""
-    ids = list(neighbour_ids)
-    return {
-        "type": "object",
-        "properties": {
-            "user_memory": {"type": "string", "minLength": 1},
-            "item_memory": {"type": "string", "minLength": 1},
-            "neighbor_updates": {
-                "type": "array",
-                "maxItems": len(ids),
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "neighbor_id": {"type": "string", "enum": ids} if ids else {"type": "string"},
-                        "memory_update": {"type": "string", "minLength": 1},
-                        "rationale": {"type": "string"},
-                    },
-                    "required": ["neighbor_id", "memory_update", "rationale"],
-                    "additionalProperties": False,
-                },
-            },
-        },
-        "required": ["user_memory", "item_memory", "neighbor_updates"],
-        "additionalProperties": False,
-    }
 
 
 class InitialMemory(BaseModel):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from agents.validation import (
     keep_known_unique,
     missing_ids,
 )
+from state.schemas import RankedList
 
 ROOT = Path(__file__).resolve().parents[1]
 SCANNED = ("agents", "graphs", "tools")
@@ -136,3 +138,78 @@ def test_cut_text_bounds_length_with_an_ellipsis() -> None:
     assert cut_text("one   two\nthree", 13, collapse=True) == "one two three"
     assert cut_text("one   two\nthree", 13) == "one   two\nth…"
     assert len(cut_text("x" * 50, 20)) == 20
+
+
+def _without_descriptions(node: object) -> object:
+    if isinstance(node, dict):
+        return {k: _without_descriptions(v) for k, v in node.items() if k != "description"}
+    if isinstance(node, list):
+        return [_without_descriptions(v) for v in node]
+    return node
+
+
+def test_constrained_schema_closes_the_model_and_merges_the_request_enum() -> None:
+    from agents.ranking import ranking_json_schema
+
+    schema = ranking_json_schema(["7", "9"], reason_chars=50)
+    assert _without_descriptions(schema) == {
+        "type": "object",
+        "properties": {
+            "ranking": {
+                "type": "array",
+                "items": {"type": "string", "enum": ["7", "9"]},
+                "minItems": 2,
+                "maxItems": 2,
+            },
+            "reason": {"type": "string", "maxLength": 50},
+        },
+        "required": ["ranking", "reason"],
+        "additionalProperties": False,
+    }
+    assert "best first" in schema["properties"]["ranking"]["description"]  # from the pydantic field
+
+
+def test_constrained_schema_inlines_nested_models_and_aliases() -> None:
+    from agents.memrec.synthesis import facet_json_schema
+    from agents.memrec.write import write_json_schema
+
+    schema = facet_json_schema(2, ["i:1"], "u:9")
+    assert "$defs" not in json.dumps(schema) and "title" not in json.dumps(schema)
+    edge = schema["properties"]["support_edges"]["items"]
+    assert edge["required"] == ["from", "to", "w"] and edge["additionalProperties"] is False
+    assert edge["properties"]["from"]["enum"] == ["i:1", "u:9"] and edge["properties"]["w"]["maximum"] == 1
+    facet = schema["properties"]["facets"]
+    assert (facet["minItems"], facet["maxItems"]) == (2, 2)
+    assert facet["items"]["properties"]["supporting_neighbors"]["items"] == {
+        "type": "string",
+        "enum": ["i:1"],
+    }
+    assert "enum" not in json.dumps(facet_json_schema(2, [], "u:9")["properties"]["facets"])
+    # Stage W's long texts stay without maxLength (llama.cpp grammars); empty ones are refused.
+    write = write_json_schema(["i:1"])
+    assert "maxLength" not in json.dumps(write) and write["properties"]["user_memory"]["minLength"] == 1
+    with pytest.raises(KeyError):
+        validation.constrained_schema(RankedList, {"rankings[]": {"enum": []}})
+
+
+def test_the_simulator_fills_every_derived_schema_validly() -> None:
+    import random
+
+    from agents.memrec.rerank import scores_json_schema
+    from agents.memrec.synthesis import facet_json_schema
+    from agents.memrec.write import write_json_schema
+    from bench.sim_schema import fill_schema
+    from state.memrec_schemas import CandidateScores, FacetSet, MemoryWrite
+
+    ids = ["i:1", "u:2"]
+    for schema, model in [
+        (scores_json_schema(["1", "2", "3"]), CandidateScores),
+        (facet_json_schema(2, ids, "u:9"), FacetSet),
+        (write_json_schema(ids), MemoryWrite),
+    ]:
+        answer = model.model_validate(fill_schema(schema, ["1", "2", "3"], random.Random(0)))
+        assert answer.model_dump()
+    scores = CandidateScores.model_validate(
+        fill_schema(scores_json_schema(["1", "2"]), ["1", "2"], random.Random(1))
+    )
+    assert sorted(s.item_id for s in scores.scores) == ["1", "2"]

@@ -31,6 +31,7 @@ from agents.validation import (
     INVALID_SCORE,
     NO_VALID_IDS,
     SCORE_CLIPPED,
+    constrained_schema,
     keep_known_unique,
     missing_ids,
 )
@@ -44,29 +45,12 @@ JUSTIFICATION_CHARS = 80
 """Cap on an NLI justification (keeps a batched answer well inside the token budget)."""
 
 
-def _string(max_chars: int) -> dict[str, Any]:
-    return {"type": "string", "maxLength": max_chars}
-
-
-def _judgment_schema(items: Sequence[str]) -> dict[str, Any]:
+def _judgment_constraints(items: Sequence[str], prefix: str = "") -> dict[str, dict[str, Any]]:
+    """Ids an enum of `items`, scores on the NLI scale, justifications bounded."""
     return {
-        "type": "object",
-        "properties": {
-            "item_id": {"type": "string", "enum": list(items)},
-            "score": {"type": "number", "minimum": NLI_MIN, "maximum": NLI_MAX},
-            "justification": _string(JUSTIFICATION_CHARS),
-        },
-        "required": ["item_id", "score", "justification"],
-        "additionalProperties": False,
-    }
-
-
-def _object_schema(**properties: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": list(properties),
-        "additionalProperties": False,
+        f"{prefix}item_id": {"enum": list(items)},
+        f"{prefix}score": {"minimum": NLI_MIN, "maximum": NLI_MAX},
+        f"{prefix}justification": {"maxLength": JUSTIFICATION_CHARS},
     }
 
 
@@ -92,7 +76,9 @@ def user_understanding_task(env: Environment, ctx: Context, history: Sequence[st
             long_term=long_text or extractive.long_term, session_intent=intent or extractive.session_intent
         ), repairs
 
-    schema = _object_schema(long_term=_string(400), session_intent=_string(300))
+    schema = constrained_schema(
+        UserSummary, {"long_term": {"maxLength": 400}, "session_intent": {"maxLength": 300}}
+    )
     return AgentTask(
         agent="user_understanding",
         role="rec",
@@ -158,13 +144,12 @@ def nli_task(
         repairs += missing_ids(found, items)[1]
         return NliJudgments(judgments=[found.get(i) or judged(i) for i in items]), repairs
 
-    schema = _object_schema(
-        judgments={
-            "type": "array",
-            "items": _judgment_schema(items),
-            "minItems": len(items),
-            "maxItems": len(items),
-        }
+    schema = constrained_schema(
+        NliJudgments,
+        {
+            "judgments": {"minItems": len(items), "maxItems": len(items)},
+            **_judgment_constraints(items, "judgments[]."),
+        },
     )
     messages = _nli_messages(env, ctx, history, items, batched=True)
     fallback = lambda: NliJudgments(judgments=[judged(i) for i in items])  # noqa: E731
@@ -201,7 +186,7 @@ def nli_item_task(
         schema=NliJudgment,
         validate=validate,
         fallback=lambda: heuristic,
-        json_schema=_judgment_schema([item]),
+        json_schema=constrained_schema(NliJudgment, _judgment_constraints([item])),
     )
 
 
@@ -248,7 +233,7 @@ def context_summary_task(
             raise InvalidAnswer("'summary' is empty", kind=EMPTY_ANSWER)
         return ContextSummary(summary=answer.summary.strip()), []
 
-    schema = _object_schema(summary=_string(700))
+    schema = constrained_schema(ContextSummary, {"summary": {"maxLength": 700}})
     task = AgentTask(
         agent="context_summary",
         role="rec",

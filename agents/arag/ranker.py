@@ -13,7 +13,12 @@ from typing import Any
 from agents.arag.signals import NEUTRAL_SCORE, fused_scores, session_similarity
 from agents.base import AgentTask
 from agents.ranking import repair_ranking
-from agents.validation import RATIONALE_DUPLICATE_ID, RATIONALE_UNKNOWN_ID, keep_known_unique
+from agents.validation import (
+    RATIONALE_DUPLICATE_ID,
+    RATIONALE_UNKNOWN_ID,
+    constrained_schema,
+    keep_known_unique,
+)
 from prompts import arag as prompts
 from prompts.common import candidates_block
 from state.arag_schemas import ExplainedRanking, ItemRationale
@@ -37,23 +42,18 @@ class RankerTask:
 
 def ranker_json_schema(items: Sequence[str]) -> dict[str, Any]:
     """`ExplainedRanking` with ids as an enum of exactly the recall set."""
-    ids = {"type": "string", "enum": list(items)}
-    rationale = {
-        "type": "object",
-        "properties": {"item_id": ids, "reason": {"type": "string", "maxLength": REASON_CHARS}},
-        "required": ["item_id", "reason"],
-        "additionalProperties": False,
-    }
-    return {
-        "type": "object",
-        "properties": {
-            "ranking": {"type": "array", "items": ids, "minItems": len(items), "maxItems": len(items)},
-            "rationales": {"type": "array", "items": rationale, "maxItems": len(items)},
-            "explanation": {"type": "string", "maxLength": 300},
+    ids, n = {"enum": list(items)}, len(items)
+    return constrained_schema(
+        ExplainedRanking,
+        {
+            "ranking": {"minItems": n, "maxItems": n},
+            "ranking[]": ids,
+            "rationales": {"maxItems": n},
+            "rationales[].item_id": ids,
+            "rationales[].reason": {"maxLength": REASON_CHARS},
+            "explanation": {"maxLength": 300},
         },
-        "required": ["ranking", "rationales", "explanation"],
-        "additionalProperties": False,
-    }
+    )
 
 
 def context_for_prompt(context_summary: str | None, nli: dict[str, float] | None) -> str:

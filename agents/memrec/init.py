@@ -12,7 +12,7 @@ from collections import Counter
 
 from agents.base import AgentTask, InvalidAnswer
 from agents.memrec.write import MEMORY_CHARS
-from agents.validation import EMPTY_ANSWER, MEMORY_CUT, cut_text
+from agents.validation import EMPTY_ANSWER, MEMORY_CUT, constrained_schema, cut_text
 from prompts import memrec as prompts
 from state.memrec_schemas import InitialMemory
 from tools.memory_graph import user_memory, user_node
@@ -57,12 +57,7 @@ def init_task(env: Environment, user_id: str) -> AgentTask[InitialMemory]:
     def fallback() -> InitialMemory:
         return InitialMemory(memory=user_memory(env, user_id))
 
-    schema = {
-        "type": "object",
-        "properties": {"memory": {"type": "string", "minLength": 1}},
-        "required": ["memory"],
-        "additionalProperties": False,
-    }
+    schema = constrained_schema(InitialMemory, {"memory": {"minLength": 1}})
     return AgentTask(
         agent="initialise",
         role="mem",

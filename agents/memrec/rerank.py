@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -28,10 +29,17 @@ from agents.base import AgentTask, InvalidAnswer
 from agents.memrec.curation import Curated
 from agents.memrec.features import FeatureIndex, cosine_cooccurrence, mean_unit, recency_profile
 from agents.ranking import clip_score
-from agents.validation import NO_VALID_IDS, SCORE_CLIPPED, cut_text, keep_known_unique, missing_ids
+from agents.validation import (
+    NO_VALID_IDS,
+    SCORE_CLIPPED,
+    constrained_schema,
+    cut_text,
+    keep_known_unique,
+    missing_ids,
+)
 from prompts import memrec as prompts
 from prompts.common import CANDIDATES_HEADER
-from state.memrec_schemas import CandidateScore, CandidateScores, scores_json_schema
+from state.memrec_schemas import CandidateScore, CandidateScores
 from state.memrec_state import FacetRecord
 from world.embeddings import embed_texts
 from world.environment import Environment
@@ -118,6 +126,20 @@ def vector_scores(
     total = sum(used.values()) or 1.0
     score = sum(used[name] * parts[name] for name in used) / total if used else np.zeros(len(rows))
     return np.clip(score, 0.0, 1.0), parts
+
+
+def scores_json_schema(candidates: Sequence[str], rationale_chars: int = 160) -> dict[str, Any]:
+    """`CandidateScores` as a JSON schema: one object per candidate, ids an enum of the candidates."""
+    n = len(candidates)
+    return constrained_schema(
+        CandidateScores,
+        {
+            "scores": {"minItems": n, "maxItems": n},
+            "scores[].item_id": {"enum": list(candidates)},
+            "scores[].score": {"minimum": 0, "maximum": 1},
+            "scores[].rationale": {"maxLength": rationale_chars},
+        },
+    )
 
 
 def rank_scores(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -31,12 +32,13 @@ from agents.validation import (
     NO_FACETS,
     UNKNOWN_NEIGHBOUR,
     WEIGHT_CLIPPED,
+    constrained_schema,
     cut_text,
     keep_known_unique,
 )
 from prompts import memrec as prompts
 from prompts.common import candidates_block
-from state.memrec_schemas import Facet, FacetSet, SupportEdge, facet_json_schema
+from state.memrec_schemas import Facet, FacetSet, SupportEdge
 from tools.memory_graph import user_node
 from world.environment import Environment
 
@@ -46,6 +48,27 @@ SHORT_NOTE_CHARS = 60
 """Shortened notes (over budget) keep this many characters."""
 SUPPORTERS_PER_FACET = 5
 """Fallback facets list at most this many supporting neighbours."""
+
+
+def facet_json_schema(n_facets: int, neighbour_ids: Sequence[str], user_node_id: str) -> dict[str, Any]:
+    """`FacetSet` as a JSON schema: exactly `n_facets` facets, neighbour ids as an enum of the curated set."""
+    ids = list(neighbour_ids)
+    endpoint = {"enum": [*ids, user_node_id]}
+    unit = {"minimum": 0, "maximum": 1}
+    return constrained_schema(
+        FacetSet,
+        {
+            "facets": {"minItems": n_facets, "maxItems": n_facets},
+            "facets[].facet": {"maxLength": 120},
+            "facets[].confidence": unit,
+            "facets[].supporting_neighbors": {"maxItems": 8 if ids else 0},
+            "facets[].supporting_neighbors[]": {"enum": ids} if ids else {},
+            "support_edges": {"maxItems": len(ids)},
+            "support_edges[].from": endpoint,
+            "support_edges[].to": endpoint,
+            "support_edges[].w": unit,
+        },
+    )
 
 
 def neighbour_notes(env: Environment, curated: Curated, memories: dict[str, str]) -> list[tuple[str, str]]:

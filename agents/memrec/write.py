@@ -16,7 +16,8 @@ one line naming the item; merged with `merge_memory` (deduplicated, bounded leng
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -29,11 +30,12 @@ from agents.validation import (
     FANOUT_CUT,
     MEMORY_CUT,
     UNKNOWN_NEIGHBOUR,
+    constrained_schema,
     cut_text,
     keep_known_unique,
 )
 from prompts import memrec as prompts
-from state.memrec_schemas import MemoryWrite, NeighbourUpdate, write_json_schema
+from state.memrec_schemas import MemoryWrite, NeighbourUpdate
 from tools.memory_graph import item_node, user_node
 from tools.memory_writer import NodeUpdate, PropagationJob, merge_memory
 from world.environment import Environment
@@ -50,6 +52,25 @@ def write_job_id(dataset: str, user_id: str, item_id: str, timestamp: float | No
     """Deterministic id of the propagation job of one interaction (replays are applied once)."""
     key = f"{dataset}\x1f{user_id}\x1f{item_id}\x1f{timestamp if timestamp is not None else ''}"
     return "w-" + hashlib.sha256(key.encode()).hexdigest()[:24]
+
+
+def write_json_schema(neighbour_ids: Sequence[str]) -> dict[str, Any]:
+    """`MemoryWrite` as a JSON schema: neighbour ids an enum of the offered ones.
+
+    Lengths are bounded by validation, not here: llama.cpp turns `maxLength` into a repetition
+    grammar that makes constrained decoding of long strings very slow."""
+    ids = list(neighbour_ids)
+    text = {"minLength": 1}
+    return constrained_schema(
+        MemoryWrite,
+        {
+            "user_memory": text,
+            "item_memory": text,
+            "neighbor_updates": {"maxItems": len(ids)},
+            "neighbor_updates[].neighbor_id": {"enum": ids} if ids else {},
+            "neighbor_updates[].memory_update": text,
+        },
+    )
 
 
 def top_categories(index: FeatureIndex, user_id: str, count: int = 2) -> list[str]:
