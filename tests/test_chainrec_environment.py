@@ -33,6 +33,16 @@ def test_models_see_typed_arguments_without_the_episode_scope() -> None:
     }
 
 
+def test_langchain_invoke_and_the_agents_call_agree(books: str) -> None:
+    here = scope(books)
+    assert get_user.invoke({"user_id": "u1", "limit": 3, "scope": here}) == call(
+        get_user, here, user_id="u1", limit=3
+    )
+    assert get_item.invoke({"item_ids": ["b3"], "scope": here}) == call(get_item, here, item_ids=["b3"])
+    with pytest.raises(ValueError, match="limit"):
+        call(get_user, here, user_id="u1", limit=0)  # typed arguments are checked on both paths
+
+
 def test_get_user_shows_what_the_scenario_shows_and_never_the_target(books: str) -> None:
     user = call(get_user, scope(books), user_id="u1")
     assert [r["item_id"] for r in user["interactions"]] == ["b2", "b5", "b4", "b6", "b1"]  # b3 held out

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Annotated, Any, Literal
 
-from langchain_core.tools import BaseTool, InjectedToolArg, ToolException, tool
+from langchain_core.tools import BaseTool, InjectedToolArg, StructuredTool, ToolException, tool
 from pydantic import BaseModel, ConfigDict, Field
 
 from tools.environment_corpus import Corpus, corpus_of
@@ -88,10 +89,13 @@ class ReviewArgs(_Args):
     max_chars: int = Field(default=600, ge=40, le=20000, description="Review text budget in all.")
 
 
+@lru_cache(maxsize=1 << 16)
+def _date(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, UTC).date().isoformat()
+
+
 def _when(scope: EpisodeScope, event: Interaction) -> dict[str, Any]:
-    if scope.env.dataset.has_time:
-        return {"date": datetime.fromtimestamp(event.timestamp, UTC).date().isoformat()}
-    return {}
+    return {"date": _date(event.timestamp)} if scope.env.dataset.has_time else {}
 
 
 def _cut(text: str, limit: int) -> str:
@@ -139,8 +143,7 @@ def item_record(scope: EpisodeScope, item_id: str) -> dict[str, Any]:
     if item_id not in items:
         raise ToolException(f"unknown item id {item_id!r}")
     item = items[item_id]
-    count, mean = scope.corpus.item_stats(item_id, scope.user_id, scope.cutoff)
-    reviews = sum(1 for e in scope.corpus.item_side(item_id, scope.user_id, scope.cutoff) if e.review)
+    count, mean, reviews = scope.corpus.item_stats(item_id, scope.user_id, scope.cutoff)
     return {
         "item_id": item_id,
         "title": item.title,
@@ -214,6 +217,13 @@ ENVIRONMENT_TOOLS: tuple[BaseTool, ...] = (get_user, get_item, get_reviews)
 """The environment tools, for binding to a model (`tool_call_schema` hides the injected scope)."""
 
 
-def call(tool_: BaseTool, scope: EpisodeScope, **arguments: Any) -> dict[str, Any]:
-    """Invoke an environment tool for `scope`; a refused call raises `ToolException`."""
-    return tool_.invoke({**arguments, "scope": scope})
+def call(tool_: StructuredTool, scope: EpisodeScope, **arguments: Any) -> dict[str, Any]:
+    """Call an environment tool for `scope` the way the tool agents do: the arguments are checked
+    against the tool's typed schema, then its function runs (a refused call raises `ToolException`).
+
+    No callback run is opened per fetch: a fetch belongs to its tool node's run in a trace, and a
+    LangChain `invoke` costs several milliseconds of CPU per call, about as much as the fetch itself.
+    Models and other callers use `tool.invoke(...)` as with any LangChain tool.
+    """
+    checked = tool_.args_schema.model_validate({**arguments, "scope": scope})  # type: ignore[union-attr]
+    return tool_.func(**{name: getattr(checked, name) for name in type(checked).model_fields})

@@ -50,7 +50,8 @@ def authors_in(attributes: Mapping[str, str]) -> list[str]:
 
 @dataclass
 class ItemEvents:
-    """Everybody's interactions with one item except held-out targets, oldest first."""
+    """Everybody's interactions with one item except held-out targets, oldest first, with prefix
+    counts so that "before time t" statistics are a binary search away."""
 
     events: list[Interaction] = field(default_factory=list)
     times: np.ndarray = field(default_factory=lambda: np.zeros(0))
@@ -58,6 +59,12 @@ class ItemEvents:
     """Prefix counts of rated events (length n + 1)."""
     rating_sum: np.ndarray = field(default_factory=lambda: np.zeros(1))
     """Prefix sums of ratings (length n + 1)."""
+    reviewed: np.ndarray = field(default_factory=lambda: np.zeros(1))
+    """Prefix counts of events with review text (length n + 1)."""
+
+    def end(self, cutoff: float | None) -> int:
+        """How many events come before `cutoff` (all without one)."""
+        return len(self.events) if cutoff is None else bisect_left(self.times, cutoff)
 
 
 class Corpus:
@@ -70,12 +77,16 @@ class Corpus:
         held_out = {(c.user_id, c.target.item_id, c.target.timestamp) for c in env.cases.values()}
         by_user: dict[str, list[Interaction]] = defaultdict(list)
         by_item: dict[str, list[Interaction]] = defaultdict(list)
+        self.own_on_item: dict[tuple[str, str], list[Interaction]] = defaultdict(list)
+        """(user, item) -> the user's item-side events with that item (what to leave out for them)."""
         for event in data.interactions:
             by_user[event.user_id].append(event)
             if (event.user_id, event.item_id, event.timestamp) not in held_out:
                 by_item[event.item_id].append(event)
+                self.own_on_item[(event.user_id, event.item_id)].append(event)
         self.by_user = {u: sorted(events, key=lambda e: e.timestamp) for u, events in by_user.items()}
         self.by_item = {i: self._index(events) for i, events in by_item.items()}
+        self.presplit = data.presplit is not None
         self.domain = {
             "ratings": any(e.rating is not None for e in data.interactions),
             "reviews": any(e.review for e in data.interactions),
@@ -93,26 +104,29 @@ class Corpus:
         events = sorted(events, key=lambda e: e.timestamp)
         ratings = np.array([e.rating if e.rating is not None else 0.0 for e in events])
         rated = np.array([e.rating is not None for e in events], dtype=np.float64)
+        reviewed = np.array([bool(e.review) for e in events], dtype=np.float64)
         return ItemEvents(
             events,
             np.array([e.timestamp for e in events], dtype=np.float64),
             np.concatenate([[0.0], np.cumsum(rated)]),
             np.concatenate([[0.0], np.cumsum(ratings)]),
+            np.concatenate([[0.0], np.cumsum(reviewed)]),
         )
 
     def visible_events(self, user_id: str, scenario: str) -> list[Interaction]:
         """The user's interactions `scenario` shows, oldest first, with ratings and reviews."""
         visible = self.env.history(user_id, scenario)
         case = self.env.cases.get(user_id)
+        if not visible:
+            return []
         if case is None:
-            return list(self.by_user.get(user_id, []))[-len(visible) :] if visible else []
+            return list(self.by_user.get(user_id, []))[-len(visible) :]
         before = case.before_target()
-        shown = list(before[len(before) - len(visible) :]) if visible else []
-        return [self._with_details(e) for e in shown]
+        return [self._with_details(e) for e in before[len(before) - len(visible) :]]
 
     def _with_details(self, event: Interaction) -> Interaction:
         """A split event with its rating and review (a task file's split keeps only ids and times)."""
-        if event.rating is not None or event.review is not None:
+        if not self.presplit or event.rating is not None or event.review is not None:
             return event
         same = [e for e in self.by_user.get(event.user_id, []) if e.item_id == event.item_id]
         exact = [e for e in same if e.timestamp == event.timestamp]
@@ -123,26 +137,28 @@ class Corpus:
         case = self.env.cases.get(user_id)
         return case.target.timestamp if case is not None and self.env.dataset.has_time else None
 
+    def _own(self, item_id: str, viewer: str, cutoff: float | None) -> list[Interaction]:
+        events = self.own_on_item.get((viewer, item_id), ())
+        return [e for e in events if cutoff is None or e.timestamp < cutoff]
+
     def item_side(self, item_id: str, viewer: str, cutoff: float | None) -> list[Interaction]:
         """Others' interactions with `item_id` an episode of `viewer` may see, oldest first."""
         indexed = self.by_item.get(item_id)
         if indexed is None:
             return []
-        end = len(indexed.events) if cutoff is None else bisect_left(indexed.times, cutoff)
-        return [e for e in indexed.events[:end] if e.user_id != viewer]
+        return [e for e in indexed.events[: indexed.end(cutoff)] if e.user_id != viewer]
 
-    def item_stats(self, item_id: str, viewer: str, cutoff: float | None) -> tuple[int, float | None]:
-        """(interactions, mean rating or None) of others with `item_id` visible to the episode."""
+    def item_stats(self, item_id: str, viewer: str, cutoff: float | None) -> tuple[int, float | None, int]:
+        """(interactions, mean rating or None, reviews) of others with `item_id`, visible to the episode."""
         indexed = self.by_item.get(item_id)
         if indexed is None:
-            return 0, None
-        end = len(indexed.events) if cutoff is None else int(np.searchsorted(indexed.times, cutoff, "left"))
-        own = [e for e in self.by_user.get(viewer, []) if e.item_id == item_id]
-        own = [e for e in own if (cutoff is None or e.timestamp < cutoff) and e in indexed.events[:end]]
-        count = end - len(own)
+            return 0, None, 0
+        end = indexed.end(cutoff)
+        own = self._own(item_id, viewer, cutoff)
         rated = indexed.rated[end] - sum(e.rating is not None for e in own)
         total = indexed.rating_sum[end] - sum(e.rating or 0.0 for e in own)
-        return count, (float(total / rated) if rated > 0 else None)
+        reviews = int(indexed.reviewed[end]) - sum(bool(e.review) for e in own)
+        return end - len(own), (float(total / rated) if rated > 0 else None), reviews
 
     def other_events(self, user_id: str, cutoff: float | None) -> list[Interaction]:
         """Another user's interactions an episode may see: before `cutoff`, no held-out target."""
