@@ -1,10 +1,8 @@
-"""Pydantic schemas of AMEM4Rec's agent answers (the paper's output fields, Appendix A) and the
-tight JSON schemas sent to the models (ids constrained to the ones offered)."""
+"""Pydantic schemas of AMEM4Rec's agent answers: the paper's output fields (Appendix A). The
+request-specific JSON schemas (ids as enums of the ones offered) are derived from them by the
+agents with `agents.validation.constrained_schema`."""
 
 from __future__ import annotations
-
-from collections.abc import Sequence
-from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -49,82 +47,3 @@ class MemoryRanking(BaseModel):
 
     ranked_item_ids: list[str] = Field(description="Every candidate id, best first, each once.")
     reasoning: str = Field(default="", description="One sentence on how history and memories shaped it.")
-
-
-def _text(max_chars: int | None = None) -> dict[str, Any]:
-    return {"type": "string", "minLength": 1, **({"maxLength": max_chars} if max_chars else {})}
-
-
-def extraction_json_schema() -> dict[str, Any]:
-    """`PatternExtraction` as sent to the model (lengths are bounded by validation, not the grammar)."""
-    return {
-        "type": "object",
-        "properties": {"behavior_explanation": _text(), "pattern_description": _text()},
-        "required": ["behavior_explanation", "pattern_description"],
-        "additionalProperties": False,
-    }
-
-
-def link_json_schema(offered: Sequence[str]) -> dict[str, Any]:
-    """`LinkDecision` with `linked_thought_ids` an enum of exactly the offered memory ids."""
-    ids = list(offered)
-    return {
-        "type": "object",
-        "properties": {
-            "should_link": {"type": "boolean"},
-            "linked_thought_ids": {
-                "type": "array",
-                "items": {"type": "string", "enum": ids},
-                "maxItems": len(ids),
-            },
-            "reasoning": _text(240),
-        },
-        "required": ["should_link", "linked_thought_ids", "reasoning"],
-        "additionalProperties": False,
-    }
-
-
-def evolution_json_schema(linked: Sequence[str]) -> dict[str, Any]:
-    """`Evolution` with `thought_id` an enum of exactly the linked memory ids."""
-    nullable = {"anyOf": [{"type": "string", "minLength": 1}, {"type": "null"}]}
-    return {
-        "type": "object",
-        "properties": {
-            "should_evolve": {"type": "boolean"},
-            "updates": {
-                "type": "array",
-                "maxItems": len(linked),
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "thought_id": {"type": "string", "enum": list(linked)},
-                        "behavior_explanation": nullable,
-                        "pattern_description": nullable,
-                        "reasoning": _text(200),
-                    },
-                    "required": ["thought_id", "behavior_explanation", "pattern_description", "reasoning"],
-                    "additionalProperties": False,
-                },
-            },
-        },
-        "required": ["should_evolve", "updates"],
-        "additionalProperties": False,
-    }
-
-
-def memory_ranking_json_schema(candidates: Sequence[str], reason_chars: int = 240) -> dict[str, Any]:
-    """`MemoryRanking` with `ranked_item_ids` an enum of exactly the candidates, each once."""
-    return {
-        "type": "object",
-        "properties": {
-            "ranked_item_ids": {
-                "type": "array",
-                "items": {"type": "string", "enum": list(candidates)},
-                "minItems": len(candidates),
-                "maxItems": len(candidates),
-            },
-            "reasoning": _text(reason_chars),
-        },
-        "required": ["ranked_item_ids", "reasoning"],
-        "additionalProperties": False,
-    }

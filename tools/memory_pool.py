@@ -318,7 +318,8 @@ class MemoryPool:
                 merged.append(current.id)
             texts[current.id] = (current, behavior, pattern, kind, proposed)
             evolved.append(current.id)
-        vectors = embed_memory_texts([memory_text(b, p) for _, b, p, _, _ in texts.values()])
+        # One batch per window: the same plan applied to the same pool always forms the same batch.
+        vectors = embed_texts([memory_text(b, p) for _, b, p, _, _ in texts.values()])
         changed: dict[str, np.ndarray] = {}
         for (current, behavior, pattern, kind, proposed), vector in zip(texts.values(), vectors, strict=True):
             version, count = current.version + 1, current.evolution_count + 1

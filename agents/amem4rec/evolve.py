@@ -18,47 +18,37 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agents.base import AgentTask
+from agents.validation import MEMORY_CUT, constrained_schema, cut_text, keep_known_unique
 from prompts import amem4rec as prompts
-from state.amem4rec_schemas import Evolution, MemoryRewrite, evolution_json_schema
+from state.amem4rec_schemas import Evolution, MemoryRewrite
 from tools.memory_writer import merge_memory
 
 FIELDS = ("behavior_explanation", "pattern_description")
-
-
-def _bounded(text: str, chars: int) -> tuple[str, bool]:
-    text = " ".join(text.split())
-    return (text, False) if len(text) <= chars else (text[: chars - 1].rstrip() + "…", True)
 
 
 def validate_evolution(
     answer: Evolution, linked: Mapping[str, Mapping[str, Any]], chars: int
 ) -> tuple[Evolution, list[str]]:
     """Rewrites of linked memories only, complete (nulls filled from the memory) and bounded."""
-    repairs: list[str] = []
-    kept: dict[str, MemoryRewrite] = {}
-    for update in answer.updates:
-        memory_id = str(update.thought_id).strip()
-        if memory_id not in linked:
-            repairs.append("unknown_id")
-            continue
-        if memory_id in kept:
-            repairs.append("duplicate_id")
-            continue
+    cuts: list[str] = []
+
+    def rewrite(memory_id: str, update: MemoryRewrite) -> MemoryRewrite | None:
         texts = {}
         for field in FIELDS:
-            proposed = getattr(update, field)
-            text, cut = (
-                _bounded(proposed, chars)
-                if proposed and proposed.strip()
-                else (linked[memory_id][field], False)
-            )
-            repairs += ["memory_cut"] if cut else []
-            texts[field] = text
+            proposed = " ".join((getattr(update, field) or "").split())
+            if proposed and len(proposed) > chars:
+                cuts.append(MEMORY_CUT)
+            texts[field] = cut_text(proposed, chars) if proposed else linked[memory_id][field]
         if all(texts[f] == linked[memory_id][f] for f in FIELDS):
-            continue  # a rewrite that changes nothing is no evolution
-        kept[memory_id] = MemoryRewrite(
-            thought_id=memory_id, reasoning=" ".join(update.reasoning.split())[:200], **texts
+            return None  # a rewrite that changes nothing is no evolution
+        return MemoryRewrite(
+            thought_id=memory_id, reasoning=cut_text(update.reasoning, 200, collapse=True), **texts
         )
+
+    kept, repairs = keep_known_unique(
+        answer.updates, set(linked), key=lambda u: str(u.thought_id).strip(), keep=rewrite
+    )
+    repairs += cuts
     if not answer.should_evolve and kept:
         repairs.append("updates_without_should_evolve")
         kept = {}
@@ -75,6 +65,14 @@ def merge_evolution(new: Mapping[str, str], linked: Mapping[str, Mapping[str, An
                 MemoryRewrite(thought_id=memory_id, reasoning="bounded merge of the new pattern", **texts)
             )
     return Evolution(should_evolve=bool(updates), updates=updates)
+
+
+def evolution_schema(linked: Sequence[str]) -> dict[str, Any]:
+    """`Evolution` as sent to the model: `thought_id` an enum of the linked memories, at most one
+    update each."""
+    return constrained_schema(
+        Evolution, {"updates[].thought_id": {"enum": list(linked)}, "updates": {"maxItems": len(linked)}}
+    )
 
 
 def evolve_task(
@@ -95,6 +93,4 @@ def evolve_task(
     def fallback() -> Evolution:
         return merge_evolution(memory, linked, chars)
 
-    return AgentTask(
-        "evolve", "mem", messages, Evolution, validate, fallback, evolution_json_schema(list(linked))
-    )
+    return AgentTask("evolve", "mem", messages, Evolution, validate, fallback, evolution_schema(list(linked)))

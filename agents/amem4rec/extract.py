@@ -15,9 +15,10 @@ from collections.abc import Sequence
 
 from agents.amem4rec.patterns import NO_CATEGORIES_NOTE, fallback_pattern
 from agents.base import AgentTask, InvalidAnswer
+from agents.validation import MEMORY_CUT, SCHEMA_INVALID, constrained_schema, cut_text
 from prompts import amem4rec as prompts
 from prompts.common import item_block
-from state.amem4rec_schemas import PatternExtraction, extraction_json_schema
+from state.amem4rec_schemas import PatternExtraction
 from world.environment import Environment
 
 NAME_ATTRIBUTES = ("brand", "author", "artist", "series", "publisher", "manufacturer", "studio", "label")
@@ -72,12 +73,12 @@ def validate_extraction(
     for field in ("behavior_explanation", "pattern_description"):
         text = " ".join(getattr(answer, field).split())
         if not text:
-            raise InvalidAnswer(f"'{field}' is empty", "schema_invalid")
+            raise InvalidAnswer(f"'{field}' is empty", SCHEMA_INVALID)
         text, hits = scrub_names(text, names)
         repairs += ["named_item"] * hits
         if len(text) > chars:
-            repairs.append("memory_cut")
-            text = text[: chars - 1].rstrip() + "…"
+            repairs.append(MEMORY_CUT)
+            text = cut_text(text, chars)
         fields[field] = text
     return PatternExtraction(**fields), repairs
 
@@ -104,6 +105,12 @@ def extraction_task(
         return PatternExtraction(behavior_explanation=behavior, pattern_description=pattern)
 
     task = AgentTask(
-        "extract", "mem", messages, PatternExtraction, validate, fallback, extraction_json_schema()
+        "extract",
+        "mem",
+        messages,
+        PatternExtraction,
+        validate,
+        fallback,
+        constrained_schema(PatternExtraction),
     )
     return task, note

@@ -12,21 +12,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agents.base import AgentTask
+from agents.validation import constrained_schema, keep_known_unique
 from prompts import amem4rec as prompts
-from state.amem4rec_schemas import LinkDecision, link_json_schema
+from state.amem4rec_schemas import LinkDecision
 
 
 def validate_links(answer: LinkDecision, offered: Sequence[str]) -> tuple[LinkDecision, list[str]]:
     """Keep offered ids once each, in the answer's order; `should_link` false links nothing."""
-    allowed, kept, repairs = set(offered), [], []
-    for raw in answer.linked_thought_ids:
-        memory_id = str(raw).strip()
-        if memory_id not in allowed:
-            repairs.append("unknown_id")
-        elif memory_id in kept:
-            repairs.append("duplicate_id")
-        else:
-            kept.append(memory_id)
+    found, repairs = keep_known_unique(
+        answer.linked_thought_ids, set(offered), key=lambda raw: str(raw).strip(), keep=lambda i, _: i
+    )
+    kept = list(found)
     if not answer.should_link and kept:
         repairs.append("links_without_should_link")
         kept = []
@@ -56,6 +52,8 @@ def link_task(
             reasoning="similarity validator alone: every offered memory is linked",
         )
 
-    return AgentTask(
-        "semantic_validator", "mem", messages, LinkDecision, validate, fallback, link_json_schema(offered)
+    schema = constrained_schema(
+        LinkDecision,
+        {"linked_thought_ids[]": {"enum": list(offered)}, "linked_thought_ids": {"maxItems": len(offered)}},
     )
+    return AgentTask("semantic_validator", "mem", messages, LinkDecision, validate, fallback, schema)

@@ -16,6 +16,7 @@ from itertools import pairwise
 
 import numpy as np
 
+from agents.validation import cut_text
 from world.environment import Environment
 
 RELATED, UNRELATED = 0.5, 0.3
@@ -23,11 +24,6 @@ RELATED, UNRELATED = 0.5, 0.3
 NO_CATEGORIES_NOTE = (
     "no categories in this window: pattern from popularity, era and text-similarity statistics"
 )
-
-
-def _cut(text: str, chars: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= chars else text[: chars - 1].rstrip() + "…"
 
 
 def _ordered_counts(labels: Sequence[Sequence[str]]) -> list[tuple[str, int]]:
@@ -117,4 +113,4 @@ def fallback_pattern(env: Environment, items: Sequence[str], chars: int) -> tupl
         behavior, pattern = describe_labels(items, labels, "kinds of item", "items")
         pattern += related
         note = NO_CATEGORIES_NOTE
-    return _cut(behavior, chars), _cut(pattern, chars), note
+    return cut_text(behavior, chars, collapse=True), cut_text(pattern, chars, collapse=True), note

@@ -21,8 +21,9 @@ import numpy as np
 
 from agents.base import AgentTask
 from agents.ranking import repair_ranking
+from agents.validation import constrained_schema
 from prompts.amem4rec import ranking_messages
-from state.amem4rec_schemas import MemoryRanking, memory_ranking_json_schema
+from state.amem4rec_schemas import MemoryRanking
 from state.context import Context
 from tools.similarity import profile_vector, rank_by_scores
 from world.environment import Environment
@@ -91,6 +92,14 @@ def ranker_call(
         )
         return MemoryRanking(ranked_item_ids=order, reasoning=reasoning)
 
-    schema = memory_ranking_json_schema(candidates)
+    n = len(candidates)
+    schema = constrained_schema(
+        MemoryRanking,
+        {
+            "ranked_item_ids": {"minItems": n, "maxItems": n},
+            "ranked_item_ids[]": {"enum": list(candidates)},
+            "reasoning": {"maxLength": 240},
+        },
+    )
     task = AgentTask("rank", "rec", messages, MemoryRanking, validate, fallback, schema)
     return RankerCall(task, by_item)
