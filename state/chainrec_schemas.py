@@ -1,10 +1,7 @@
-"""Pydantic schemas of ChainRec's answers (tool outputs, planner choices, CandidateRank) and the tight
-JSON schemas sent to the models (ids and actions as enums of what is allowed)."""
+"""Pydantic schemas of ChainRec's answers: the tools' shared output, the planner's choice and
+CandidateRank's ranking (the request-specific JSON schemas are derived from them in agents/chainrec/)."""
 
 from __future__ import annotations
-
-from collections.abc import Sequence
-from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -44,11 +41,16 @@ class ToolOutput(BaseModel):
     )
 
 
-class PlannerChoice(BaseModel):
-    """A planner's decision: the next action and why."""
+class PlannerAnswer(BaseModel):
+    """What a planner model is asked for: the next action and why."""
 
     action: str = Field(description="The next tool to call, or CandidateRank to stop and rank.")
     reason: str = Field(default="", description="One sentence on why this action now.")
+
+
+class PlannerChoice(PlannerAnswer):
+    """A planner's decision: the action, why, and its scores over the feasible actions."""
+
     scores: dict[str, float] = Field(
         default_factory=dict,
         description="The planner's scores over the feasible actions (not asked of a model).",
@@ -66,50 +68,3 @@ class RankAnswer(BaseModel):
     """CandidateRank's answer: every candidate, best first, each with a short rationale."""
 
     ranked: list[RankedItem] = Field(description="Every candidate once, best first.")
-
-
-def _object(properties: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": list(properties),
-        "additionalProperties": False,
-    }
-
-
-def _text(max_chars: int) -> dict[str, Any]:
-    return {"type": "string", "maxLength": max_chars}
-
-
-def tool_output_json_schema(candidates: Sequence[str] | None) -> dict[str, Any]:
-    """`ToolOutput` as a JSON schema; with `candidates` (item tools) one entry per candidate, ids as
-    an enum of exactly the candidates; without them (user tools) no `items` at all."""
-    facet = _object({"key": _text(FACET_KEY_CHARS), "value": _text(FACET_VALUE_CHARS)})
-    properties: dict[str, Any] = {
-        "facets": {"type": "array", "items": facet, "minItems": 1, "maxItems": MAX_FACETS},
-        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-        "summary": _text(SUMMARY_CHARS),
-    }
-    if candidates:
-        entry = _object(
-            {
-                "item_id": {"type": "string", "enum": list(candidates)},
-                "score": {"type": "number", "minimum": 0, "maximum": 1},
-                "note": _text(NOTE_CHARS),
-            }
-        )
-        size = len(candidates)
-        properties["items"] = {"type": "array", "items": entry, "minItems": size, "maxItems": size}
-    return _object(properties)
-
-
-def planner_json_schema(feasible: Sequence[str]) -> dict[str, Any]:
-    """`PlannerChoice` as a JSON schema whose action is an enum of exactly the feasible actions."""
-    return _object({"action": {"type": "string", "enum": list(feasible)}, "reason": _text(REASON_CHARS)})
-
-
-def rank_json_schema(candidates: Sequence[str]) -> dict[str, Any]:
-    """`RankAnswer` as a JSON schema: exactly one entry per candidate, ids as an enum of them."""
-    entry = _object({"item_id": {"type": "string", "enum": list(candidates)}, "reason": _text(NOTE_CHARS)})
-    size = len(candidates)
-    return _object({"ranked": {"type": "array", "items": entry, "minItems": size, "maxItems": size}})

@@ -183,6 +183,11 @@ def test_scripted_planner_drives_a_three_tool_trajectory(monkeypatch, books: str
     assert "[b2] Dune Messiah — Sci-Fi | rating 5.0 | date 2020-04-01" in prompts[1]
     assert "Children of Dune" not in prompts[1]  # the held-out target never reaches a user tool
     assert "ShortTermPreference (confidence 0.90): Back to Dune after two Austen misses." in prompts[2]
+    sent = [kwargs["extra_body"]["response_format"]["json_schema"]["schema"] for kwargs in model.kwargs_seen]
+    assert "items" not in sent[1]["properties"]  # a user tool is not asked for per-candidate entries
+    assert sent[3]["properties"]["items"]["items"]["properties"]["item_id"]["enum"] == U1_CANDIDATES
+    assert sent[3]["properties"]["items"]["minItems"] == sent[3]["properties"]["items"]["maxItems"] == 5
+    assert sent[7]["properties"]["ranked"]["items"]["properties"]["item_id"]["enum"] == U1_CANDIDATES
     second_enum = model.kwargs_seen[2]["extra_body"]["response_format"]["json_schema"]["schema"]
     assert "ShortTermPreference" not in second_enum["properties"]["action"]["enum"]
     assert second_enum["properties"]["action"]["enum"][-1] == "CandidateRank"

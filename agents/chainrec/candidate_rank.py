@@ -20,8 +20,9 @@ from agents.chainrec.fusion import Fused, fuse
 from agents.chainrec.item_tools import fetch_items
 from agents.chainrec.tool_agent import Episode
 from agents.ranking import repair_ranking
+from agents.validation import constrained_schema
 from prompts import chainrec as prompts
-from state.chainrec_schemas import NOTE_CHARS, RankAnswer, RankedItem, rank_json_schema
+from state.chainrec_schemas import NOTE_CHARS, RankAnswer, RankedItem
 from state.context import Context
 
 ANSWER_TOKENS = (60, 30)
@@ -85,6 +86,13 @@ def rank_call(episode: Episode) -> RankCall:
         schema=RankAnswer,
         validate=validate,
         fallback=fallback,
-        json_schema=rank_json_schema(candidates),
+        json_schema=constrained_schema(
+            RankAnswer,
+            {
+                "ranked": {"minItems": len(candidates), "maxItems": len(candidates)},
+                "ranked[].item_id": {"enum": candidates},
+                "ranked[].reason": {"maxLength": NOTE_CHARS},
+            },
+        ),
     )
     return RankCall(task, fused, ctx)

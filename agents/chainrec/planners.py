@@ -30,8 +30,9 @@ from agents.chainrec.catalog import (
     parse_chain,
 )
 from agents.chainrec.planning import AskingPlanner, Planner, PlanView, choose, repair_choice
+from agents.validation import constrained_schema
 from prompts import chainrec as prompts
-from state.chainrec_schemas import PlannerChoice, planner_json_schema
+from state.chainrec_schemas import REASON_CHARS, PlannerAnswer, PlannerChoice
 from state.context import Context
 from world.errors import RecgraphError
 
@@ -166,7 +167,9 @@ class LlmPlanner:
             schema=PlannerChoice,
             validate=validate,
             fallback=lambda: self.backup.decide(view),
-            json_schema=planner_json_schema(view.feasible),
+            json_schema=constrained_schema(
+                PlannerAnswer, {"action": {"enum": view.feasible}, "reason": {"maxLength": REASON_CHARS}}
+            ),
         )
 
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from agents.base import AgentResult, AgentTask, InvalidAnswer
 from agents.chainrec.catalog import ToolSpec
 from agents.ranking import clip_score
+from agents.validation import constrained_schema
 from prompts import chainrec as prompts
 from state.chainrec_schemas import (
     FACET_KEY_CHARS,
@@ -26,7 +28,6 @@ from state.chainrec_schemas import (
     Facet,
     ItemEvidence,
     ToolOutput,
-    tool_output_json_schema,
 )
 from state.chainrec_state import MemoryEntry
 from state.context import Context
@@ -157,6 +158,29 @@ def validate_tool_output(
     return ToolOutput(facets=facets, confidence=confidence, summary=summary, items=items), repairs
 
 
+def tool_output_schema(candidates: Sequence[str]) -> dict[str, Any]:
+    """`ToolOutput` as sent to a model: bounded facets, confidence and scores in [0, 1]; item tools
+    answer exactly one entry per candidate (ids as an enum of them); user tools are not asked for
+    `items` at all (an empty id array would still look id-bearing to a grammar or a simulator)."""
+    constraints: dict[str, dict[str, Any]] = {
+        "facets": {"minItems": 1, "maxItems": MAX_FACETS},
+        "facets[].key": {"maxLength": FACET_KEY_CHARS},
+        "facets[].value": {"maxLength": FACET_VALUE_CHARS},
+        "confidence": {"minimum": 0, "maximum": 1},
+        "summary": {"maxLength": SUMMARY_CHARS},
+    }
+    if candidates:
+        constraints["items"] = {"minItems": len(candidates), "maxItems": len(candidates)}
+        constraints["items[].item_id"] = {"enum": list(candidates)}
+        constraints["items[].score"] = {"minimum": 0, "maximum": 1}
+        constraints["items[].note"] = {"maxLength": NOTE_CHARS}
+    schema = constrained_schema(ToolOutput, constraints)
+    if not candidates:
+        del schema["properties"]["items"]
+        schema["required"].remove("items")
+    return schema
+
+
 def tool_task(spec: ToolSpec, fetched: Fetched, episode: Episode) -> AgentTask[ToolOutput]:
     """The agent task of one tool call (role "rec")."""
     digest = prompts.memory_digest(episode.memory) if spec.side == "item" else ""
@@ -165,7 +189,7 @@ def tool_task(spec: ToolSpec, fetched: Fetched, episode: Episode) -> AgentTask[T
     def validate(answer: ToolOutput) -> tuple[ToolOutput, list[str]]:
         return validate_tool_output(answer, fetched.candidates, fetched.fallback)
 
-    schema = tool_output_json_schema(fetched.candidates or None)
+    schema = tool_output_schema(fetched.candidates)
     return AgentTask(
         agent=spec.node,
         role="rec",
