@@ -12,7 +12,7 @@ from graphs.run_context import current_context
 from state.base_state import BaseState
 from state.blackboard import post
 from state.contract import InvalidRecInput, RecInput
-from world.environment import get_environment
+from world.environment import environment_loaded, get_environment
 
 VALIDATE_NODE = "validate_input"
 
@@ -54,5 +54,11 @@ def check_request(state: BaseState, config: RunnableConfig) -> dict[str, Any]:
     }
 
 
-validate_input = step_node(VALIDATE_NODE, check_request)
-"""The shared first node of every graph (quick: runs on the loop under `ainvoke`)."""
+def dataset_not_loaded(state: BaseState) -> bool:
+    """True while the run's dataset is not loaded yet: the first request reads and splits it."""
+    return not environment_loaded(current_context().dataset)
+
+
+validate_input = step_node(VALIDATE_NODE, check_request, blocking=dataset_not_loaded)
+"""The shared first node of every graph: on the loop under `ainvoke` once the dataset is loaded,
+in a worker thread for the request that loads it."""

@@ -3,18 +3,11 @@ and the drawn graph shows the planner, one node per tool and the planner's condi
 
 from __future__ import annotations
 
-from tests.test_studio_server import call, server  # noqa: F401  (the module-scoped server fixture)
+from tests.test_studio_server import call, run_wait, server  # noqa: F401  (the module-scoped server fixture)
 
 
 def test_chainrec_runs_in_the_dev_server(server: int) -> None:  # noqa: F811
-    result = call(
-        server,
-        "/runs/wait",
-        {
-            "assistant_id": "chainrec",
-            "input": {"user_id": "1", "candidates": ["1", "50", "181", "100", "258"]},
-        },
-    )
+    result = run_wait(server, "chainrec", {"user_id": "1", "candidates": ["1", "50", "181", "100", "258"]})
     assert sorted(result["ranking"]) == ["1", "100", "181", "258", "50"]
     roles = [m["role"] for m in result["trace"]]
     assert (

@@ -33,10 +33,20 @@ def call(port: int, path: str, body: dict | None = None, timeout: float = 120) -
         return json.loads(response.read() or b"null")
 
 
+def run_wait(port: int, assistant_id: str, payload: dict) -> dict:
+    """`/runs/wait` for one input; a failed run fails the test with the server's error."""
+    result = call(port, "/runs/wait", {"assistant_id": assistant_id, "input": payload})
+    assert isinstance(result, dict)
+    if "__error__" in result:
+        pytest.fail(f"{assistant_id} run failed in the dev server: {result['__error__']}")
+    return result
+
+
 @pytest.fixture(scope="module")
 def server():
     port = free_port()
     langgraph = Path(sys.executable).with_name("langgraph")
+    (REPO / ".cache").mkdir(exist_ok=True)
     log = open(REPO / ".cache" / "langgraph-dev-test.log", "w")  # noqa: SIM115
     process = subprocess.Popen(
         [str(langgraph), "dev", "--no-browser", "--no-reload", "--port", str(port)],
@@ -75,14 +85,7 @@ def test_every_graph_is_served(server: int) -> None:
 
 
 def test_run_wait_returns_a_ranking(server: int) -> None:
-    result = call(
-        server,
-        "/runs/wait",
-        {
-            "assistant_id": "popularity",
-            "input": {"user_id": "1", "candidates": ["1", "50", "181"]},
-        },
-    )
+    result = run_wait(server, "popularity", {"user_id": "1", "candidates": ["1", "50", "181"]})
     assert result["ranking"] == ["50", "181", "1"]
     assert [m["role"] for m in result["trace"]] == ["validate_input", "popularity_ranker"]
 

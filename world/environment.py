@@ -105,9 +105,18 @@ def _environment(spec: str) -> Environment:
 
 
 _env_lock = threading.Lock()
+_loaded: set[str] = set()
 
 
 def get_environment(spec: str) -> Environment:
     """The process-wide `Environment` for a dataset name or path."""
     with _env_lock:
-        return _environment(spec)
+        env = _environment(spec)
+        _loaded.add(spec)
+        return env
+
+
+def environment_loaded(spec: str) -> bool:
+    """True once `get_environment(spec)` has loaded that dataset in this process (later calls
+    are quick dictionary look-ups; the first reads files and must stay off an event loop)."""
+    return spec in _loaded
