@@ -33,7 +33,7 @@ from state.blackboard import post
 from state.context import Context
 from state.contract import RecInput, RecOutput
 from tools.catalog_index import retrieve_candidates
-from tools.memory_pool import decode_vector, encode_vector
+from tools.memory_pool_record import decode_vector, encode_vector
 from world.embeddings import EMBEDDING_DIM
 from world.environment import Environment, get_environment
 

@@ -40,7 +40,7 @@ from graphs.run_context import current_context
 from state.amem4rec_state import WindowInput, WindowOutput, WindowState
 from state.blackboard import post
 from state.context import Context
-from tools.memory_pool import encode_vector
+from tools.memory_pool_record import encode_vector
 from world.environment import Environment, get_environment
 from world.errors import InvalidRecInput, RecgraphError
 

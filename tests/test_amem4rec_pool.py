@@ -11,9 +11,9 @@ import pytest
 from recgraph.cli import main
 from state.context import Context
 from tests.amem4rec_data import write_dataset
-from tools.memory_pool import encode_vector, memory_text
 from tools.memory_pool_folder import forget_pool, open_pool, pool_config
 from tools.memory_pool_index import PoolError
+from tools.memory_pool_record import encode_vector, memory_text
 from world.embeddings import embed_texts
 from world.environment import get_environment
 

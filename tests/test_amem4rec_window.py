@@ -13,8 +13,8 @@ from prompts.common import item_block
 from state.context import Context
 from tests.amem4rec_data import write_dataset
 from tests.fakes import ScriptedChatModel, install
-from tools.memory_pool import memory_text
 from tools.memory_pool_folder import open_pool
+from tools.memory_pool_record import memory_text
 from world.embeddings import embed_texts
 from world.environment import get_environment
 

@@ -19,21 +19,24 @@ Contract:
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import sqlite3
 import threading
 import time
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from tools.memory_pool_index import PoolError, PoolIndex
+from tools.memory_pool_record import (
+    Memory,
+    decode_vector,
+    memory_text,
+)
 from tools.memory_writer import merge_memory
 from world.embeddings import EMBEDDING_DIM, embed_texts
 
@@ -55,79 +58,6 @@ CREATE TABLE IF NOT EXISTS windows (
     usage TEXT NOT NULL, applied_at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS proposals (window_key TEXT PRIMARY KEY, plan TEXT NOT NULL);
 """
-
-
-@dataclass(frozen=True)
-class Memory:
-    """One pattern memory m = (p, e) with its bookkeeping."""
-
-    id: str
-    """Stable id, from the window that created it."""
-    behavior_explanation: str
-    """Abstract tendencies (no item names)."""
-    pattern_description: str
-    """Interaction structure: sequences, repetitions, co-occurrences."""
-    evolution_count: int
-    """How many evolutions rewrote it."""
-    version: int
-    """1 when created, +1 per evolution (the compare-and-set key)."""
-    created_user: str
-    """The user whose window created it."""
-    created_window: str
-    """That window's key, `<user>:<start>`."""
-    created_at: float
-    """Seconds since the epoch when stored."""
-    updated_at: float
-    """Seconds since the epoch of the last evolution (= created_at before any)."""
-
-    def text(self) -> str:
-        """What is embedded: the behaviour explanation and the pattern description."""
-        return memory_text(self.behavior_explanation, self.pattern_description)
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready fields."""
-        return asdict(self)
-
-
-def memory_text(behavior: str, pattern: str) -> str:
-    """The text e = Encode(p) embeds."""
-    return f"{behavior.strip()} {pattern.strip()}".strip()
-
-
-_embedded: OrderedDict[str, np.ndarray] = OrderedDict()
-_embedded_lock = threading.Lock()
-EMBEDDING_MEMO = 20_000
-"""Memory texts whose embedding is kept in this process (windows often repeat a pattern)."""
-
-
-def embed_memory_texts(texts: list[str]) -> np.ndarray:
-    """MiniLM embeddings of memory texts, each text encoded on its own so its vector depends on the
-    text alone (never on what it was batched with): a resumed run sees the same vectors."""
-    rows = []
-    for text in texts:
-        with _embedded_lock:
-            vector = _embedded.get(text)
-            if vector is not None:
-                _embedded.move_to_end(text)
-        if vector is None:
-            vector = embed_texts([text])[0]
-            with _embedded_lock:
-                _embedded[text] = vector
-                if len(_embedded) > EMBEDDING_MEMO:
-                    _embedded.popitem(last=False)
-        rows.append(vector)
-    return np.array(rows, dtype=np.float32).reshape(len(rows), EMBEDDING_DIM)
-
-
-def encode_vector(vector: np.ndarray) -> str:
-    """A float32 vector as base64 text (JSON-safe, exact)."""
-    return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode()
-
-
-def decode_vector(text: str | bytes) -> np.ndarray:
-    """The inverse of `encode_vector` (also accepts raw float32 bytes)."""
-    raw = base64.b64decode(text) if isinstance(text, str) else text
-    return np.frombuffer(raw, dtype="<f4").copy()
 
 
 def _memory(row: sqlite3.Row) -> Memory:

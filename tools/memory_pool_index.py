@@ -19,7 +19,7 @@ from tools.catalog_index import MiniLMEmbeddingFunction
 from world.errors import RecgraphError
 
 if TYPE_CHECKING:
-    from tools.memory_pool import Memory
+    from tools.memory_pool_record import Memory
 
 
 class PoolError(RecgraphError):
