@@ -50,7 +50,7 @@ class InvalidAnswer(ValueError):
         self.kind = kind
 
 
-@dataclass
+@dataclass(kw_only=True)
 class AgentTask(Generic[Out]):
     """Everything one agent invocation needs."""
 

@@ -93,4 +93,12 @@ def evolve_task(
     def fallback() -> Evolution:
         return merge_evolution(memory, linked, chars)
 
-    return AgentTask("evolve", "mem", messages, Evolution, validate, fallback, evolution_schema(list(linked)))
+    return AgentTask(
+        agent="evolve",
+        role="mem",
+        messages=messages,
+        schema=Evolution,
+        validate=validate,
+        fallback=fallback,
+        json_schema=evolution_schema(list(linked)),
+    )

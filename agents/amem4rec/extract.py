@@ -105,12 +105,12 @@ def extraction_task(
         return PatternExtraction(behavior_explanation=behavior, pattern_description=pattern)
 
     task = AgentTask(
-        "extract",
-        "mem",
-        messages,
-        PatternExtraction,
-        validate,
-        fallback,
-        constrained_schema(PatternExtraction),
+        agent="extract",
+        role="mem",
+        messages=messages,
+        schema=PatternExtraction,
+        validate=validate,
+        fallback=fallback,
+        json_schema=constrained_schema(PatternExtraction),
     )
     return task, note

@@ -56,4 +56,12 @@ def link_task(
         LinkDecision,
         {"linked_thought_ids[]": {"enum": list(offered)}, "linked_thought_ids": {"maxItems": len(offered)}},
     )
-    return AgentTask("semantic_validator", "mem", messages, LinkDecision, validate, fallback, schema)
+    return AgentTask(
+        agent="semantic_validator",
+        role="mem",
+        messages=messages,
+        schema=LinkDecision,
+        validate=validate,
+        fallback=fallback,
+        json_schema=schema,
+    )

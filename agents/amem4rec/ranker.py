@@ -101,5 +101,13 @@ def ranker_call(
             "reasoning": {"maxLength": 240},
         },
     )
-    task = AgentTask("rank", "rec", messages, MemoryRanking, validate, fallback, schema)
+    task = AgentTask(
+        agent="rank",
+        role="rec",
+        messages=messages,
+        schema=MemoryRanking,
+        validate=validate,
+        fallback=fallback,
+        json_schema=schema,
+    )
     return RankerCall(task, by_item)
