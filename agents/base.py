@@ -4,7 +4,9 @@ An agent = prompt messages + a pydantic output schema + validation/repair agains
 state + a deterministic fallback. The loop asks the configured model for JSON that
 follows the schema, parses and validates it, retries (showing the model what was wrong,
 with backoff after transport errors) up to `Context.llm_retries` times, and then falls
-back. Every call, token, repair, error and fallback is recorded in an `AgentUsage`.
+back. Every call, token, repair, error and fallback is recorded in an `AgentUsage`. Connection
+failures also go to the endpoint's circuit breaker (`agents.breaker`): enough of them in a row stop
+the run with `EndpointUnreachable` instead of a fallback.
 
 The loop is written once as a generator that yields requests ("call" or "sleep"); a
 sync and an async driver execute them, so `graph.invoke` and `graph.ainvoke` share it.
@@ -23,6 +25,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ValidationError
 
+from agents.breaker import connection_failed, endpoint_answered, endpoint_of
 from agents.usage import AgentUsage
 from agents.validation import (
     CONNECTION,
@@ -156,6 +159,7 @@ def agent_loop(task: AgentTask[Out], context: Context, step: int) -> Generator[R
     usage = AgentUsage(agent=task.agent, model=model_label(spec), step=step)
     if spec == "heuristic":
         return AgentResult(task.fallback(), usage)
+    endpoint = endpoint_of(spec, context.base_url)
     messages = list(task.messages)
     prompt_text = "\n".join(str(m.content) for m in messages)
     for attempt in range(context.llm_retries + 1):
@@ -167,10 +171,16 @@ def agent_loop(task: AgentTask[Out], context: Context, step: int) -> Generator[R
             kind = request_error_kind(value)
             if kind is None:
                 raise value
-            usage.record_failed_call(started, kind, getattr(value, "completion", None))
+            answered = kind in ANSWER_ERRORS
+            usage.record_failed_call(started, kind, getattr(value, "completion", None), answered)
+            if kind == CONNECTION:  # may raise EndpointUnreachable: the run stops, no fallback
+                connection_failed(endpoint, context.max_connection_failures, value)
+            elif kind != TIMEOUT:
+                endpoint_answered(endpoint)
             if kind in ANSWER_ERRORS:
                 messages = retry_messages(task.messages, None, ANSWER_ERROR_HINTS[kind])
             continue
+        endpoint_answered(endpoint)
         usage.record_call(started, value, prompt_text)
         try:
             output, repairs = task.validate(parse_answer(task.schema, value))

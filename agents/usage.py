@@ -45,8 +45,11 @@ class AgentUsage:
     """Backend/model label."""
     step: int = 0
     """LangGraph superstep the agent ran in (calls in distinct steps are dependent)."""
+    attempts: int = 0
+    """LLM requests sent (retries and failed requests included)."""
     calls: int = 0
-    """LLM requests sent (retries included)."""
+    """Requests the model answered with a message (usable or not: a truncated or malformed answer
+    counts, a timeout, refused connection or HTTP error does not)."""
     input_tokens: int = 0
     """Prompt tokens over all calls."""
     output_tokens: int = 0
@@ -76,6 +79,7 @@ class AgentUsage:
     def record_call(self, started: float, message: Any, prompt_text: str) -> None:
         """Add one completed request's latency and tokens (estimated if not reported)."""
         ended = time.perf_counter()
+        self.attempts += 1
         self.calls += 1
         self.intervals.append((started, ended))
         self.llm_seconds += ended - started
@@ -90,10 +94,16 @@ class AgentUsage:
         self.output_tokens += tokens_out
         self.cost_usd += price_of(self.model, tokens_in, tokens_out)
 
-    def record_failed_call(self, started: float, kind: str, completion: Any = None) -> None:
-        """A request that produced no usable message; tokens counted when the error carries them."""
+    def record_failed_call(
+        self, started: float, kind: str, completion: Any = None, answered: bool = False
+    ) -> None:
+        """A request that produced no usable message; tokens counted when the error carries them.
+
+        `answered`: a message arrived but could not be parsed (truncated, malformed): it counts in
+        `calls` as well as in `attempts`."""
         ended = time.perf_counter()
-        self.calls += 1
+        self.attempts += 1
+        self.calls += int(answered)
         self.intervals.append((started, ended))
         self.llm_seconds += ended - started
         self.errors[kind] = self.errors.get(kind, 0) + 1
@@ -123,16 +133,32 @@ class AgentUsage:
 
 
 def critical_path_depth(records: Iterable[Mapping[str, Any]]) -> int:
-    """Longest chain of dependent LLM calls: per superstep the most sequential calls, summed."""
+    """Longest chain of dependent LLM requests: per superstep the most sequential attempts, summed."""
     longest: dict[int, int] = {}
     for record in records:
-        if record["calls"]:
-            longest[record["step"]] = max(longest.get(record["step"], 0), record["calls"])
+        sent = attempts_of(record)
+        if sent:
+            longest[record["step"]] = max(longest.get(record["step"], 0), sent)
     return sum(longest.values())
 
 
+def attempts_of(record: Mapping[str, Any]) -> int:
+    """Requests an agent record sent (records written before `attempts` existed counted them in `calls`)."""
+    return int(record.get("attempts", record["calls"]))
+
+
+def asked_llm(record: Mapping[str, Any]) -> bool:
+    """Whether the agent's answer was asked of an LLM (its source is "llm" or "fallback", not
+    "heuristic": the heuristic backend and classic methods never ask one)."""
+    return record.get("source", "heuristic") != "heuristic"
+
+
 def summarise_usage(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """Totals over agent records: the usage fields of results.jsonl and metrics.json."""
+    """Totals over agent records: the usage fields of results.jsonl and metrics.json.
+
+    `llm_attempts` counts every request sent, `llm_calls` the requests the model answered (see
+    `AgentUsage.calls`), `llm_answers` the agent answers asked of an LLM and `fallbacks` those of
+    them that came from the deterministic fallback after every attempt failed."""
     records = list(records)
     errors: Counter[str] = Counter()
     repair_kinds: Counter[str] = Counter()
@@ -140,7 +166,9 @@ def summarise_usage(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         errors.update(record.get("errors", {}))
         repair_kinds.update(record.get("repair_kinds", {}))
     return {
+        "llm_attempts": sum(attempts_of(r) for r in records),
         "llm_calls": sum(r["calls"] for r in records),
+        "llm_answers": sum(1 for r in records if asked_llm(r)),
         "input_tokens": sum(r["input_tokens"] for r in records),
         "output_tokens": sum(r["output_tokens"] for r in records),
         "est_cost_usd": math.fsum(r["cost_usd"] for r in records),

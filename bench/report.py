@@ -12,10 +12,21 @@ from rich.table import Table
 
 from agents.backends import describe_backend
 from bench import stats
+from bench.fallbacks import FALLBACK_NOTE, FallbackCheck, fallback_lines, format_share
 
 HEADLINE = ("hit@1", "ndcg@5", "mrr", "avg_hr")
 """Metrics plotted in report.png."""
-COST_COLUMNS = ("llm_calls", "input_tokens", "output_tokens", "fallbacks", "repairs")
+COST_COLUMNS = (
+    "llm_attempts",
+    "llm_calls",
+    "input_tokens",
+    "output_tokens",
+    "fallbacks",
+    "fallback_share",
+    "repairs",
+)
+"""Usage columns of report.md: requests sent, requests answered, tokens, agent answers from fallbacks
+(count and share of the answers asked of an LLM) and repaired answers."""
 
 
 def metric_columns(methods: dict[str, dict[str, Any]]) -> list[str]:
@@ -32,11 +43,13 @@ def write_metrics(
     methods: dict,
     server_stats: dict | None = None,
     comparisons: dict | None = None,
+    fallbacks: FallbackCheck | None = None,
 ) -> Path:
     """Write `<out>/metrics.json` in protocol.md's schema (+ the simulator's fault counts).
 
     With `comparisons` (bench.compare.add_statistics) it also holds `statistics` (how intervals
-    and tests were computed) and `comparisons` (every method against the reference).
+    and tests were computed) and `comparisons` (every method against the reference); with
+    `fallbacks` the thresholds and the methods above them (`fallbacks`).
     """
     document: dict[str, Any] = {
         "dataset": dataset,
@@ -48,6 +61,8 @@ def write_metrics(
     if comparisons is not None:
         document["statistics"] = stats.settings()
         document["comparisons"] = comparisons
+    if fallbacks is not None:
+        document["fallbacks"] = fallbacks.as_dict()
     path = out / "metrics.json"
     path.write_text(json.dumps(document, indent=2) + "\n")
     return path
@@ -60,7 +75,7 @@ def markdown_table(methods: dict[str, dict[str, Any]], comparisons: dict | None 
     lines = ["| method | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]
     for name, row in methods.items():
         cells = [
-            _cell(row, name, c, comparisons, 4, True) if c in metrics else _format(row.get(c))
+            _cell(row, name, c, comparisons, 4, True) if c in metrics else _usage(row, c, 4)
             for c in columns
         ]
         lines.append(f"| {_label(name, comparisons)} | " + " | ".join(cells) + " |")
@@ -126,6 +141,13 @@ def differences_markdown(comparisons: dict | None) -> str:
     return "\n".join(lines)
 
 
+def _usage(row: dict, column: str, digits: int) -> str:
+    """A usage cell: the fallback share as a percentage ("–" without LLM answers), others as they are."""
+    if column == "fallback_share":
+        return format_share(row.get(column))
+    return _format(row.get(column), digits)
+
+
 def _format(value: Any, digits: int = 4) -> str:
     if isinstance(value, float):
         return f"{value:.{digits}f}"
@@ -133,17 +155,25 @@ def _format(value: Any, digits: int = 4) -> str:
 
 
 def write_report_md(
-    out: Path, dataset: str, protocol: dict[str, Any], methods: dict, comparisons: dict | None = None
+    out: Path,
+    dataset: str,
+    protocol: dict[str, Any],
+    methods: dict,
+    comparisons: dict | None = None,
+    fallbacks: FallbackCheck | None = None,
 ) -> Path:
-    """Write `<out>/report.md` (with intervals, markers and paired differences when given)."""
+    """Write `<out>/report.md` (with intervals, markers and paired differences when given, and the
+    fallback warning above the table when a method is above its threshold)."""
     parts = (comparison_note(comparisons), differences_markdown(comparisons))
     extra = "".join(f"{part}\n\n" for part in parts if part)
+    warning = "".join(f"> **{line}**\n\n" for line in fallback_lines(fallbacks))
     text = (
         f"# recgraph bench — {dataset}\n\n"
         f"- backend: {describe_backend(protocol['llm'])}\n"
         f"- scenario: {protocol['scenario']}; candidates per user: {protocol['candidates']}; "
-        f"users: {protocol['users']} requested; seed: {protocol['seed']}\n\n"
-        f"{markdown_table(methods, comparisons)}\n\n{extra}![headline metrics](report.png)\n"
+        f"users: {protocol['users']} requested; seed: {protocol['seed']}\n"
+        f"- {FALLBACK_NOTE}\n\n"
+        f"{warning}{markdown_table(methods, comparisons)}\n\n{extra}![headline metrics](report.png)\n"
     )
     path = out / "report.md"
     path.write_text(text)
@@ -219,19 +249,27 @@ def write_report_png(
     return path
 
 
+RICH_USAGE = ("llm_attempts", "llm_calls", "fallbacks", "fallback_share")
+"""Usage columns of the console table."""
+SHORT_NAMES = {
+    "llm_attempts": "attempts",
+    "llm_calls": "calls",
+    "fallback_share": "fallback",
+    "seconds_per_user": "s/user",
+}
 def rich_table(
     dataset: str, protocol: dict[str, Any], methods: dict, comparisons: dict | None = None
 ) -> Table:
     """The comparison table for the console (each metric with its marker against the reference)."""
     table = Table(title=f"{dataset} · {protocol['scenario']} · {describe_backend(protocol['llm'])}")
     metrics = metric_columns(methods)
-    columns = [*metrics, "users", "llm_calls", "fallbacks", "seconds_per_user"]
+    columns = [*metrics, "users", *RICH_USAGE, "seconds_per_user"]
     table.add_column("method", no_wrap=True)
     for column in columns:
-        table.add_column(column.replace("seconds_per_user", "s/user"), justify="right")
+        table.add_column(SHORT_NAMES.get(column, column), justify="right")
     for name, row in methods.items():
         cells = [
-            _cell(row, name, c, comparisons, 3, False) if c in metrics else _format(row.get(c), 3)
+            _cell(row, name, c, comparisons, 3, False) if c in metrics else _usage(row, c, 3)
             for c in columns
         ]
         table.add_row(_label(name, comparisons), *cells)
@@ -253,10 +291,16 @@ def differences_table(comparisons: dict | None) -> Table | None:
 
 
 def rich_report(
-    dataset: str, protocol: dict[str, Any], methods: dict, comparisons: dict | None = None
+    dataset: str,
+    protocol: dict[str, Any],
+    methods: dict,
+    comparisons: dict | None = None,
+    fallbacks: FallbackCheck | None = None,
 ) -> Group:
-    """What `recgraph bench` prints: the table, the paired differences and the note on markers."""
-    parts: list[Any] = [rich_table(dataset, protocol, methods, comparisons)]
+    """What `recgraph bench` prints: the fallback warning (if any), the table, the paired
+    differences and the note on markers."""
+    parts: list[Any] = [f"[bold yellow]{escape(line)}[/]" for line in fallback_lines(fallbacks)]
+    parts.append(rich_table(dataset, protocol, methods, comparisons))
     differences = differences_table(comparisons)
     if differences is not None:
         parts.append(differences)

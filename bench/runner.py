@@ -11,6 +11,7 @@ from typing import Any
 from langchain_core.runnables import RunnableLambda
 
 from agents.usage import summarise_usage
+from bench.fallbacks import fallback_share, usage_count
 from bench.metrics import mean_metrics, rank_of, user_metrics
 from bench.protocol import EvalCase, Protocol
 from graphs.lifecycle.hooks import Prepared, PrepareRequest
@@ -18,8 +19,17 @@ from graphs.registry import get_graph, hook, method_context
 from state.context import Context
 from world.results_log import ResultsLog
 
-USAGE_FIELDS = ("llm_calls", "input_tokens", "output_tokens", "est_cost_usd", "fallbacks", "repairs")
-AGENT_COUNTS = ("llm_calls", "input_tokens", "output_tokens", "fallbacks", "repairs")
+USAGE_FIELDS = (
+    "llm_attempts",
+    "llm_calls",
+    "llm_answers",
+    "input_tokens",
+    "output_tokens",
+    "est_cost_usd",
+    "fallbacks",
+    "repairs",
+)
+AGENT_COUNTS = tuple(f for f in USAGE_FIELDS if f != "est_cost_usd")
 AGENT_FIELDS = (*AGENT_COUNTS, "est_cost_usd")
 ProgressHook = Callable[[str, int], None]
 """Called as (method, users finished so far in this run) after each user."""
@@ -97,17 +107,33 @@ async def run_method(
     context: Context,
     on_progress: ProgressHook | None = None,
 ) -> None:
-    """Run `method` on every case not already in the log, appending each as it finishes."""
+    """Run `method` on every case not already in the log, appending each as it finishes.
+
+    `concurrency` workers take cases from one queue. When a user fails (e.g. the LLM endpoint is
+    unreachable) the other workers are cancelled and awaited before the error propagates: the run
+    stops at once, cleanly, and every user logged so far stays for the rerun to resume from.
+    """
     finished = log.done(method)
-    pending = [case for case in cases if case.user_id not in finished]
+    queue = iter([case for case in cases if case.user_id not in finished])
     count = 0
     timed = timed_invocation(method, protocol.scenario, context)
-    config = {"max_concurrency": max(1, concurrency)}
-    async for _, (case, output, seconds) in timed.abatch_as_completed(pending, config=config):
-        log.append(result_record(method, case, output, seconds, context))
-        count += 1
-        if on_progress:
-            on_progress(method, count)
+
+    async def worker() -> None:
+        nonlocal count
+        for case in queue:  # shared: each case is taken by exactly one worker
+            _, output, seconds = await timed.ainvoke(case)
+            log.append(result_record(method, case, output, seconds, context))
+            count += 1
+            if on_progress:
+                on_progress(method, count)
+
+    workers = [asyncio.create_task(worker()) for _ in range(max(1, concurrency))]
+    try:
+        await asyncio.gather(*workers)
+    finally:
+        for task in workers:
+            task.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
 
 
 def agent_breakdown(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -133,8 +159,9 @@ def method_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     summary: dict[str, Any] = mean_metrics(r["metrics"] for r in ordered)
     summary["users"] = len(ordered)
     for field in USAGE_FIELDS:
-        total = math.fsum(r["usage"][field] for r in ordered)
+        total = math.fsum(usage_count(r["usage"], field) for r in ordered)
         summary[field] = total if field == "est_cost_usd" else int(total)
+    summary["fallback_share"] = fallback_share(summary)
     summary["seconds_per_user"] = math.fsum(r["seconds"] for r in ordered) / max(1, len(ordered))
     summary["tokens_estimated"] = any(r["usage"]["tokens_estimated"] for r in ordered)
     errors: dict[str, int] = {}

@@ -96,7 +96,7 @@ class _Simulator:
         self.faults = faults
         self.timeout_delay = timeout_delay
         self.seed = seed
-        self.rng = random.Random(seed)
+        self.seen: dict[bytes, int] = {}
         self.lock = threading.Lock()
         self.counter = 0
         self.reset()
@@ -118,14 +118,21 @@ class _Simulator:
         with self.lock:
             return {"requests": self.requests, "served_ok": self.served_ok, "faults": dict(self.fault_counts)}
 
-    def draw(self, id_aware: bool) -> tuple[str | None, int]:
-        """Decide a request's fault (or None), count the outcome and give it a serial number."""
+    def draw(self, id_aware: bool, raw: bytes) -> tuple[str | None, int]:
+        """Decide a request's fault (or None), count the outcome and give it a serial number.
+
+        The draw depends on the request's bytes and how often the same bytes came before (a retry
+        draws afresh), never on arrival order: a run is faulted the same way at any concurrency,
+        and a killed run resumed against a new server sees the faults an uninterrupted one saw."""
+        digest = hashlib.sha256(raw).digest()
         with self.lock:
             self.counter += 1
+            occurrence = self.seen[digest] = self.seen.get(digest, 0) + 1
+            rng = random.Random(hashlib.sha256(b"%d\0%d\0" % (self.seed, occurrence) + digest).digest())
             fault = None
             kinds = [k for k in self.faults if id_aware or k not in ID_FAULTS]
-            if kinds and self.rng.random() < self.fault_rate:
-                fault = self.rng.choice(kinds)
+            if kinds and rng.random() < self.fault_rate:
+                fault = rng.choice(kinds)
                 self.fault_counts[fault] += 1
             else:
                 self.served_ok += 1
@@ -149,7 +156,7 @@ class _Simulator:
         except (LookupError, TypeError, ValueError, AttributeError) as exc:
             return 400, _error(f"cannot fill the requested schema: {exc!r}", "invalid_request_error"), {}
         id_aware = bool(ids) and (schema is None or id_arrays > 0)
-        fault, serial = self.draw(id_aware)
+        fault, serial = self.draw(id_aware, raw)
         time.sleep(self.latency)
         if fault == "http_429":
             error = _error("Rate limit reached for sim-model (simulated).", "requests", "rate_limit_exceeded")

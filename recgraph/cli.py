@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from recgraph.compare_command import add_compare_parser
+from recgraph.fallback_options import add_fallback_options
 from recgraph.options import add_dataset_options
 from recgraph.settings import apply_offline_defaults
 
@@ -36,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="method the others are compared with (paired tests); default: strongest classic by ndcg@5",
     )
     add_dataset_options(bench)
+    add_fallback_options(bench)
 
     datasets = commands.add_parser("datasets", help="list datasets with statistics")
     datasets.add_argument("paths", nargs="*", help="extra dataset paths to describe")

@@ -54,9 +54,11 @@ def bench(args: argparse.Namespace) -> int:
     from agents.backends import describe_backend
     from bench import report
     from bench.compare import add_statistics, check_reference
+    from bench.fallbacks import EXIT_TOO_MANY_FALLBACKS
     from bench.protocol import check_protocol, plan_cases
     from bench.runner import run_benchmark
     from graphs.registry import parse_methods
+    from recgraph.fallback_options import fallback_check
     from recgraph.llm_session import llm_session
     from world.environment import get_environment
     from world.errors import ProtocolError
@@ -94,13 +96,17 @@ def bench(args: argparse.Namespace) -> int:
     name = env.dataset.name
     settings = protocol.as_dict()
     comparisons = add_statistics(results, log, cases, args.reference)  # CIs beside values; vs reference
-    report.write_metrics(out, name, settings, results, server_stats, comparisons)
-    report.write_report_md(out, name, settings, results, comparisons)
+    check = fallback_check(args, results)
+    report.write_metrics(out, name, settings, results, server_stats, comparisons, check)
+    report.write_report_md(out, name, settings, results, comparisons, check)
     report.write_report_png(out, name, settings, results, comparisons)
-    console.print(report.rich_report(name, settings, results, comparisons))
+    console.print(report.rich_report(name, settings, results, comparisons, check))
     if server_stats is not None:
         console.print(report.fault_table(server_stats, results))
     console.print(f"wrote {out}/metrics.json, results.jsonl, report.md, report.png")
+    if check.fails:
+        print(f"recgraph: error: {check.failure()}", file=sys.stderr)
+        return EXIT_TOO_MANY_FALLBACKS
     return 0
 
 

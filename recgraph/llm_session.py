@@ -23,6 +23,7 @@ def context_from_args(args: argparse.Namespace, **overrides: Any) -> Context:
         "base_url": args.base_url,
         "llm_timeout": timeout,
         "llm_retries": args.llm_retries,
+        "max_connection_failures": getattr(args, "max_connection_failures", Context.max_connection_failures),
         "requests_per_second": args.rps,
     }
     if args.llm == "sim":
@@ -35,8 +36,10 @@ def context_from_args(args: argparse.Namespace, **overrides: Any) -> Context:
 def llm_session(args: argparse.Namespace, latency: float | None = None) -> Iterator[tuple[Context, Any]]:
     """Yield the run's context and, for `--llm sim`, the running simulator (stopped after)."""
     from agents.backends import check_backend, enable_llm_cache, preflight
+    from agents.breaker import reset_breakers
 
     check_backend(args.llm)
+    reset_breakers()  # a new run starts with no failures counted (several runs share a test process)
     if args.llm_cache:
         enable_llm_cache(args.llm_cache)
     context = context_from_args(args)

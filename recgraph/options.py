@@ -23,6 +23,12 @@ def add_dataset_options(parser: argparse.ArgumentParser) -> None:
     llm.add_argument("--base-url", default="", help="OpenAI-compatible endpoint for openai:<model>")
     llm.add_argument("--llm-timeout", type=float, default=None, help="seconds per LLM request")
     llm.add_argument("--llm-retries", type=int, default=2, help="retries before the fallback")
+    llm.add_argument(
+        "--max-connection-failures",
+        type=int,
+        default=3,
+        help="connection failures in a row that stop the run with an error naming the endpoint (0: never)",
+    )
     llm.add_argument("--rps", type=float, default=0.0, help="client rate limit, requests/s (0: none)")
     llm.add_argument("--llm-cache", default="", help="SQLite file replaying identical LLM calls")
     llm.add_argument("--sim-latency", type=float, default=0.0, help="sim: seconds per answer")

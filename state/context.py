@@ -49,6 +49,13 @@ class CommonKnobs:
     llm_backoff: float = field(
         default=0.5, metadata={"description": "First retry delay in seconds (doubles per attempt)."}
     )
+    max_connection_failures: int = field(
+        default=3,
+        metadata={
+            "description": "Connection failures in a row (refused, reset: the server never answered) after "
+            "which the run stops with an error naming the endpoint instead of falling back (0: never)."
+        },
+    )
     requests_per_second: float = field(
         default=0.0, metadata={"description": "Client-side rate limit for remote providers (0: none)."}
     )

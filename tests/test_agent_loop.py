@@ -87,7 +87,7 @@ def test_transport_errors_are_retried_and_counted(monkeypatch) -> None:
     install(monkeypatch, ScriptedChatModel(script=script))
     usage = run_agent(task(), CONTEXT).usage
     assert usage.errors == {"http_429": 1, "http_500": 1}
-    assert usage.calls == 3 and usage.source == "llm"
+    assert usage.attempts == 3 and usage.calls == 1 and usage.source == "llm"  # 429/500: no answer
 
 
 def test_fallback_after_the_last_retry(monkeypatch) -> None:
@@ -97,7 +97,8 @@ def test_fallback_after_the_last_retry(monkeypatch) -> None:
     assert result.usage.source == "fallback" and result.usage.fallback
     assert result.usage.errors == {"malformed_json": 1, "schema_invalid": 1, "no_valid_ids": 1}
     summary = summarise_usage([result.usage.as_dict()])
-    assert summary["fallbacks"] == 1 and summary["llm_calls"] == 3
+    assert summary["fallbacks"] == 1 and summary["llm_attempts"] == 3 and summary["llm_answers"] == 1
+    assert summary["llm_calls"] == 3  # unusable answers are still answers
 
 
 def test_heuristic_backend_makes_no_call(monkeypatch) -> None:

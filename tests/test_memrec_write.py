@@ -220,7 +220,8 @@ def test_faulty_simulator_counts_include_stage_w_calls(tmp_path: Path) -> None:
     document = json.loads((tmp_path / "metrics.json").read_text())
     row, server = document["methods"]["memrec"], document["sim_server"]
     assert row["stage_w"]["jobs"] == 16 and row["stage_w"]["llm_calls"] >= 16
-    assert server["requests"] == row["llm_calls"] + row["stage_w"]["llm_calls"]
+    assert server["requests"] == row["llm_attempts"] + row["stage_w"]["llm_attempts"]
+    assert row["llm_calls"] + row["stage_w"]["llm_calls"] < server["requests"]  # faults answered nothing
     assert sum(server["faults"].values()) > 3
     for kind, count in observed_faults(document["methods"]).items():
         assert count == server["faults"][kind], kind

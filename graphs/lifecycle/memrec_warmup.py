@@ -31,7 +31,9 @@ from world.results_log import ResultsLog
 MEMORY_DIR = "memrec_memory"
 """Sub-folder of `--out` holding the memory graphs and warm-up logs of memory methods."""
 WARMUP_FIELDS = (
+    "llm_attempts",
     "llm_calls",
+    "llm_answers",
     "input_tokens",
     "output_tokens",
     "fallbacks",

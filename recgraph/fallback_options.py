@@ -1,0 +1,46 @@
+"""`recgraph bench`'s options on fallbacks: when a share of fallback answers warns or fails the run."""
+
+from __future__ import annotations
+
+import argparse
+
+from bench.fallbacks import DEFAULT_FAIL_ABOVE, DEFAULT_WARN_ABOVE, FallbackCheck, check_fallbacks
+
+
+def share(text: str) -> float:
+    """An argparse type: a share between 0 and 1."""
+    value = float(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"a share between 0 and 1, got {text}")
+    return value
+
+
+def add_fallback_options(parser: argparse.ArgumentParser) -> None:
+    """--fallback-warn, --fallback-fail and --allow-fallbacks."""
+    group = parser.add_argument_group(
+        "fallbacks",
+        "share of the agent answers asked of an LLM that came from the deterministic fallback "
+        "(never counted for the heuristic backend or classic methods)",
+    )
+    group.add_argument(
+        "--fallback-warn",
+        type=share,
+        default=DEFAULT_WARN_ABOVE,
+        help="warn when a method's fallback share is above this",
+    )
+    group.add_argument(
+        "--fallback-fail",
+        type=share,
+        default=DEFAULT_FAIL_ABOVE,
+        help="exit non-zero (outputs still written) when a method's fallback share is above this",
+    )
+    group.add_argument(
+        "--allow-fallbacks",
+        action="store_true",
+        help="accept any fallback share: warn, but exit 0",
+    )
+
+
+def fallback_check(args: argparse.Namespace, methods: dict) -> FallbackCheck:
+    """The run's verdict on its methods' fallback shares, with the thresholds given on the command line."""
+    return check_fallbacks(methods, args.fallback_warn, args.fallback_fail, args.allow_fallbacks)
