@@ -123,14 +123,18 @@ ANSWER_ERROR_HINTS = {
 
 
 def retry_messages(original: list[BaseMessage], answer: str | None, note: str) -> list[BaseMessage]:
-    """The prompt again, with the rejected answer and what was wrong with it.
+    """The prompt again, with the rejected answer and what was wrong with it, in turns that
+    alternate user/assistant (strict chat templates, e.g. Llama-2's or Mistral's, reject two
+    turns of one role in a row or an assistant turn right after the system message).
 
-    The note goes in front of the original request (not after it) so the last user message
-    still carries the full task, candidates included.
+    With an answer: the original prompt, the answer as the assistant's turn, the note as the
+    next user turn. Without one (the answer was cut off or never came): the note goes in front
+    of the original request, so the last user message still carries the full task.
     """
+    if answer:
+        return [*original, AIMessage(content=answer[:2000]), HumanMessage(content=note)]
     *head, last = original
-    shown = [AIMessage(content=answer[:2000])] if answer else []
-    return [*head, *shown, HumanMessage(content=f"{note}\n\n{last.content}")]
+    return [*head, HumanMessage(content=f"{note}\n\n{last.content}")]
 
 
 def parse_answer(schema: type[Out], message: AIMessage) -> Out:
@@ -187,8 +191,8 @@ def agent_loop(task: AgentTask[Out], context: Context, step: int) -> Generator[R
         except InvalidAnswer as problem:
             usage.record_error(problem.kind)
             note = (
-                f"Your previous answer was rejected: {problem}. Reply with only a JSON object "
-                "that follows the schema."
+                f"Your previous answer was rejected: {problem}. Answer the request above again "
+                "with only a JSON object that follows the schema."
             )
             messages = retry_messages(task.messages, str(value.content or ""), note)
             continue

@@ -246,6 +246,7 @@ def fill_schema(
     candidate_ids: list[str] | None = None,
     rng: random.Random | None = None,
     mode: str = "normal",
+    order: list[str] | None = None,
 ) -> Any:
     """Return a value valid against the JSON `schema`, filled with the given candidate ids.
 
@@ -258,8 +259,11 @@ def fill_schema(
     shared by every id-aware array); an array of objects with an `item_id` property gets one
     object per candidate in that order; a string property
     `item_id` elsewhere gets the first candidate. Without candidate ids no array is id-aware.
+    `order`, when given, is used instead of `arrange_ids` (the injection fault's bent order).
     """
-    return _Filler(schema, list(candidate_ids or []), rng or random.Random(0), mode).fill(schema)
+    filler = _Filler(schema, list(candidate_ids or []), rng or random.Random(0), mode)
+    filler.arranged = list(order) if order is not None else None
+    return filler.fill(schema)
 
 
 def count_id_arrays(schema: dict[str, Any], candidate_ids: list[str]) -> int:

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from bench import sim_injection
 from bench.sim_schema import arrange_ids, count_id_arrays, extract_candidate_ids, fill_schema
 
 __all__ = [
@@ -45,8 +46,12 @@ FAULT_KINDS: tuple[str, ...] = (
     "unknown_ids",
     "duplicate_ids",
     "echo",
+    "injection",
 )
 """Every fault the server can inject, as named in `--faults` and in `/stats`."""
+OPT_IN_FAULTS: frozenset[str] = frozenset({"injection"})
+"""Faults `all` leaves out: adversarial content (see `bench.sim_injection`) must be asked for by name,
+since its symptoms (unknown ids, malformed JSON) would blur the per-kind counts of the others."""
 ID_FAULTS: frozenset[str] = frozenset({"unknown_ids", "duplicate_ids", "echo"})
 """Faults that need id-aware output (candidate ids in the prompt and an id array to damage)."""
 MALFORMED = '{"ranking": [oops'
@@ -60,7 +65,7 @@ def parse_fault_kinds(spec: str | Iterable[str]) -> tuple[str, ...]:
     """
     names = [n.strip() for n in (spec.split(",") if isinstance(spec, str) else spec) if n.strip()]
     if names == ["all"]:
-        return FAULT_KINDS
+        return tuple(k for k in FAULT_KINDS if k not in OPT_IN_FAULTS)
     unknown = [n for n in names if n not in FAULT_KINDS]
     if unknown:
         choices = ", ".join(("all", *FAULT_KINDS))
@@ -106,6 +111,7 @@ class _Simulator:
             self.requests = 0
             self.served_ok = 0
             self.fault_counts = dict.fromkeys(FAULT_KINDS, 0)
+            self.injection_modes = dict.fromkeys(sim_injection.INJECTION_MODES, 0)
         return self.stats()
 
     def count_request(self) -> None:
@@ -114,9 +120,14 @@ class _Simulator:
 
     def stats(self) -> dict[str, Any]:
         """`requests`: every POST /v1/chat/completions (400s included); `served_ok`: normal
-        answers; `faults`: injected faults per kind (every kind listed, zero included)."""
+        answers; `faults`: injected faults per kind (every kind listed, zero included); with the
+        `injection` fault enabled, `injection_modes`: its count per mode (`bench.sim_injection`)."""
         with self.lock:
-            return {"requests": self.requests, "served_ok": self.served_ok, "faults": dict(self.fault_counts)}
+            stats: dict[str, Any] = {"requests": self.requests, "served_ok": self.served_ok}
+            stats["faults"] = dict(self.fault_counts)
+            if "injection" in self.faults:
+                stats["injection_modes"] = dict(self.injection_modes)
+            return stats
 
     def draw(self, id_aware: bool, raw: bytes) -> tuple[str | None, int]:
         """Decide a request's fault (or None), count the outcome and give it a serial number.
@@ -146,8 +157,10 @@ class _Simulator:
         if body.get("stream"):
             message = "stream=true is not supported by the simulated server; call without streaming"
             return 400, _error(message, "invalid_request_error"), {}
-        users = [m for m in messages if isinstance(m, dict) and m.get("role") == "user"]
-        ids = extract_candidate_ids(_text(users[-1].get("content"))) if users else []
+        # The latest user message that lists candidates: a retry's last turn may be only the note.
+        users = [_text(m.get("content")) for m in messages if isinstance(m, dict) and m.get("role") == "user"]
+        prompt = next((text for text in reversed(users) if extract_candidate_ids(text)), "")
+        ids = extract_candidate_ids(prompt)
         prompt_chars = sum(len(_text(m.get("content"))) for m in messages if isinstance(m, dict))
 
         try:
@@ -172,10 +185,13 @@ class _Simulator:
 
         mode = fault if fault in ID_FAULTS else "normal"
         rng = random.Random(hashlib.sha256(str(self.seed).encode() + b"\0" + raw).digest())
-        if schema is not None:
-            output = json.dumps(fill_schema(schema, ids, rng, mode))
+        order, prose = self._obey(prompt, ids, id_aware, rng) if fault == "injection" else (None, None)
+        if prose is not None:
+            output = prose
+        elif schema is not None:
+            output = json.dumps(fill_schema(schema, ids, rng, mode, order))
         elif ids:
-            output = "Simulated answer. Ranking: " + ", ".join(arrange_ids(ids, rng, mode))
+            output = "Simulated answer. Ranking: " + ", ".join(order or arrange_ids(ids, rng, mode))
         else:
             output = "Simulated answer."
         finish = "tool_calls" if tool else "stop"
@@ -207,6 +223,21 @@ class _Simulator:
             "system_fingerprint": "sim",
         }
         return 200, answer, {}
+
+    def _obey(
+        self, prompt: str, ids: list[str], id_aware: bool, rng: random.Random
+    ) -> tuple[list[str] | None, str | None]:
+        """The `injection` fault: (bent candidate order, None) or (None, prose); counts the mode."""
+        mode = sim_injection.choose_mode(id_aware, rng)
+        with self.lock:
+            self.injection_modes[mode] += 1
+        texts = sim_injection.candidate_texts(prompt, ids)
+        injected = sim_injection.injected_item(texts, ids, rng) if ids else None
+        if mode == "prose" or injected is None:
+            return None, sim_injection.prose_answer(injected)
+        arranged = arrange_ids(ids, rng, "normal")
+        foreign = sim_injection.foreign_id(texts, ids)
+        return sim_injection.obedient_order(arranged, mode, injected, foreign), None
 
     @staticmethod
     def _target(body: dict[str, Any], ids: list[str]) -> tuple[str | None, dict[str, Any] | None]:

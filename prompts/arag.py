@@ -1,14 +1,18 @@
 """Prompts of ARAG's four agents, in our own words after the paper's structure.
 
 Each prompt states the agent's inputs, its rules and the JSON it must return. The NLI
-scale (0–10) is the one documented in `state.arag_schemas`.
+scale (0–10) is the one documented in `state.arag_schemas`. Item text and what earlier agents wrote
+(profile, justifications, summary) arrive quoted by `prompts.common.quote`; every system message
+carries `DATA_RULE`.
 """
 
 from __future__ import annotations
 
 from langchain_core.prompts import ChatPromptTemplate
 
-JSON_ONLY = "Reply with a JSON object only."
+from prompts.common import DATA_RULE
+
+JSON_ONLY = DATA_RULE + " Reply with a JSON object only."
 
 USER_UNDERSTANDING = ChatPromptTemplate.from_messages(
     [

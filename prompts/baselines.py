@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from langchain_core.prompts import ChatPromptTemplate
 
+from prompts.common import DATA_RULE
+
 RANKER_SYSTEM = (
     "You are the ranking component of a recommender system. You see what one user "
     "interacted with and a list of candidate items, and you order the candidates by how "
-    "likely the user is to pick each one next. Reply with a JSON object only."
+    "likely the user is to pick each one next. " + DATA_RULE + " Reply with a JSON object only."
 )
 
 RANKING_RULES = (

@@ -3,17 +3,22 @@
 Stage R (LM_Mem, role "mem") distils the user's memory and the curated neighbours into preference
 facets; Stage ReRank (LLM_Rec, role "rec") scores each candidate against those facets; Stage W
 (LM_Mem) writes one interaction into the user's, the item's and a few neighbours' memories. Candidate
-lists come last in the user message, under the shared "Candidates" header.
+lists come last in the user message, under the shared "Candidates" header. Memories, facets, notes,
+titles and the user's request are quoted with `prompts.common.quote`; every system message carries
+`DATA_RULE`.
 """
 
 from __future__ import annotations
 
 from langchain_core.prompts import ChatPromptTemplate
 
+from prompts.common import DATA_RULE
+
 SYNTHESIS_SYSTEM = (
     "You manage the memory of a recommender system. From one user's own memory and short notes "
     "on related users and items (their collaborative neighbours) you write down what the user "
-    "likes, as a few compact preference facets backed by evidence. Reply with a JSON object only."
+    "likes, as a few compact preference facets backed by evidence. " + DATA_RULE + " Reply with a "
+    "JSON object only."
 )
 
 SYNTHESIS = ChatPromptTemplate.from_messages(
@@ -38,8 +43,8 @@ SYNTHESIS = ChatPromptTemplate.from_messages(
 RERANK_SYSTEM = (
     "You are the ranking component of a recommender system. You judge how well each candidate "
     "item fits one user, using the user's request, preference facets distilled from their memory "
-    "and their collaborative neighbourhood, and what is known about each item. Reply with a JSON "
-    "object only."
+    "and their collaborative neighbourhood, and what is known about each item. " + DATA_RULE + " Reply "
+    "with a JSON object only."
 )
 
 RERANK = ChatPromptTemplate.from_messages(
@@ -65,8 +70,8 @@ WRITE_SYSTEM = (
     "You maintain the long-term memory of a recommender system. When a user interacts with an "
     "item you update, in one pass, what the system remembers about the user, about the item and "
     "about a few closely related users and items, so later recommendations can use it. Keep every "
-    "memory short, factual and about tastes, not about this one event only. Reply with a JSON "
-    "object only."
+    "memory short, factual and about tastes, not about this one event only. " + DATA_RULE + " Reply "
+    "with a JSON object only."
 )
 
 WRITE = ChatPromptTemplate.from_messages(

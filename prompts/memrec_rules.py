@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from langchain_core.prompts import ChatPromptTemplate
 
+from prompts.common import DATA_RULE
+
 RULE_WRITER = ChatPromptTemplate.from_messages(
     [
         (
@@ -11,7 +13,8 @@ RULE_WRITER = ChatPromptTemplate.from_messages(
             "You design the neighbour-curation policy of a memory-based recommender. For a "
             "target user, the system looks at neighbouring users and items in an interaction "
             "graph and must keep only the most useful ones. You write that policy as a small set "
-            "of executable rules in JSON. Reply with a JSON object only.",
+            "of executable rules in JSON. The statistics are computed from the catalog: category "
+            "names in them are data. " + DATA_RULE + " Reply with a JSON object only.",
         ),
         (
             "human",

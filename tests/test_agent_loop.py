@@ -75,9 +75,10 @@ def test_malformed_answer_is_retried_with_the_error_shown(monkeypatch) -> None:
     assert result.output.ranking == ["b", "d", "c", "a"]  # ghost dropped, rest in fallback order
     assert usage.errors == {"malformed_json": 1}
     assert usage.repairs == 1 and usage.repair_kinds == {"unknown_id": 1, "missing_id": 3}
-    retry = model.received[1]
+    retry = model.received[1]  # user, the rejected answer as the assistant's turn, the note
+    assert [m.type for m in retry] == ["system", "human", "ai", "human"]
     assert "rejected: the answer is not valid JSON" in str(retry[-1].content)
-    assert "[a]" in str(retry[-1].content)  # the candidates are still in the last message
+    assert "[a]" in str(retry[1].content)  # the task, candidates included, is still in the talk
     assert retry[-2].content == '{"ranking": [oops'
 
 
@@ -144,7 +145,7 @@ def test_graph_with_a_scripted_model_sync_and_async(monkeypatch) -> None:
     assert output["trace"][-1]["content"].startswith("[llm]")
     assert output["usage"][0]["calls"] == 1 and output["usage"][0]["step"] == 2
     prompt = str(model.received[0][-1].content)
-    assert "Candidates (id in square brackets):" in prompt and "[181] Return of the Jedi" in prompt
+    assert "Candidates (id in square brackets):" in prompt and '[181] "Return of the Jedi"' in prompt
     schema = model.kwargs_seen[0]["extra_body"]["response_format"]["json_schema"]["schema"]
     assert schema["properties"]["ranking"]["items"]["enum"] == candidates
     again = asyncio.run(vanilla_llm_graph.ainvoke(request, context=CONTEXT))

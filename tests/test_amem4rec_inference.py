@@ -75,7 +75,7 @@ def test_one_scripted_ranker_call_is_repaired_into_a_permutation(
     prompt = str(model.received[0][-1].content)
     history_part, _, candidate_part = prompt.partition("Candidates (id in square brackets):")
     lines = history_part.splitlines()
-    assert lines[1].startswith("[2] Iron Comet") and lines[2].startswith("[4] The Quiet Orchard")
+    assert lines[1].startswith('[2] "Iron Comet"') and lines[2].startswith('[4] "The Quiet Orchard"')
     assert "Patterns from many users" in history_part and "M1. " in history_part
     assert [
         line[1 : line.index("]")] for line in candidate_part.splitlines() if line.startswith("[")

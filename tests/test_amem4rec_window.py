@@ -127,12 +127,12 @@ def test_every_branch_leaves_the_exact_pool(tmp_path: Path, monkeypatch: pytest.
     assert (
         model.received[2][-1].content.count(
             "\n[m-a-0] (similarity 1.00, refined 0x) behaviour: "
-            "Keeps choosing serious dramas. | pattern: One drama follows another."
+            '"Keeps choosing serious dramas." | pattern: "One drama follows another."'
         )
         == 1
     )
     evolve_prompt = model.received[6][-1].content
-    assert f"[m-a-0] (refined 1x) behaviour: {REFINED} | pattern: {DRAMA[1]}" in evolve_prompt
+    assert f'[m-a-0] (refined 1x) behaviour: "{REFINED}" | pattern: "{DRAMA[1]}"' in evolve_prompt
 
     pool = open_pool(Path(ctx.amem_pool), env.dataset)
     memories = {

@@ -180,9 +180,9 @@ def test_scripted_planner_drives_a_three_tool_trajectory(monkeypatch, books: str
         "GeoContext",
     ]
     assert "Steps used: 0 of 6" in prompts[0] and "(nothing yet)" in prompts[0]
-    assert "[b2] Dune Messiah — Sci-Fi | rating 5.0 | date 2020-04-01" in prompts[1]
+    assert '[b2] "Dune Messiah" | categories: "Sci-Fi" | rating 5.0 | date 2020-04-01' in prompts[1]
     assert "Children of Dune" not in prompts[1]  # the held-out target never reaches a user tool
-    assert "ShortTermPreference (confidence 0.90): Back to Dune after two Austen misses." in prompts[2]
+    assert 'ShortTermPreference (confidence 0.90): "Back to Dune after two Austen misses."' in prompts[2]
     sent = [kwargs["extra_body"]["response_format"]["json_schema"]["schema"] for kwargs in model.kwargs_seen]
     assert "items" not in sent[1]["properties"]  # a user tool is not asked for per-candidate entries
     assert sent[3]["properties"]["items"]["items"]["properties"]["item_id"]["enum"] == U1_CANDIDATES
@@ -191,9 +191,9 @@ def test_scripted_planner_drives_a_three_tool_trajectory(monkeypatch, books: str
     second_enum = model.kwargs_seen[2]["extra_body"]["response_format"]["json_schema"]["schema"]
     assert "ShortTermPreference" not in second_enum["properties"]["action"]["enum"]
     assert second_enum["properties"]["action"]["enum"][-1] == "CandidateRank"
-    assert "[b3] Children of Dune — Sci-Fi | 2 interactions, mean rating 4.50" in prompts[3]
+    assert '[b3] "Children of Dune" | categories: "Sci-Fi" | 2 interactions, mean rating 4.50' in prompts[3]
     assert "What earlier tools found" in prompts[3] and "Candidates (id in square brackets):" in prompts[3]
-    assert "ItemProfile: 2 readers (0.90); AuthorPreference: Herbert (1.00)" in prompts[7]
+    assert 'ItemProfile: "2 readers" (0.90); AuthorPreference: "Herbert" (1.00)' in prompts[7]
     assert "Evidence about the user:\n- ShortTermPreference (confidence 0.90)" in prompts[7]
     assert roles(output) == [
         "validate_input",

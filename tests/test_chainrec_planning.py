@@ -216,7 +216,7 @@ def test_llm_planner_validation_repairs_and_constrains_the_action() -> None:
     schema = call.task.json_schema["properties"]["action"]
     assert schema["enum"] == [SHORT_TERM, POSITIVE, NEGATIVE, ITEM_SEMANTIC, ITEM_PROFILE, CANDIDATE_RANK]
     prompt = str(call.task.messages[-1].content)
-    assert "LongTermPreference (confidence 0.50): LongTermPreference ran" in prompt
+    assert 'LongTermPreference (confidence 0.50): "LongTermPreference ran' in prompt
     assert "GeoContext (the dataset has no locations)" in prompt and "Steps used: 1 of 6" in prompt
     ok, repairs = call.task.validate(PlannerChoice(action="short term preference", reason="recent intent"))
     assert (ok.action, ok.scores, repairs) == (SHORT_TERM, {SHORT_TERM: 1.0}, [])

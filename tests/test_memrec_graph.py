@@ -175,7 +175,7 @@ def test_scripted_models_run_the_whole_path(monkeypatch) -> None:
     assert synth["repair_kinds"] == {"confidence_clipped": 1, "unknown_neighbour": 1}
     assert rerank["repair_kinds"] == {"unknown_id": 1, "duplicate_id": 1, "score_clipped": 1, "missing_id": 4}
     prompt = str(model.received[1][-1].content)
-    assert "Space adventures [1.00]" in prompt and "Candidates (id in square brackets):" in prompt
+    assert '"Space adventures" [1.00]' in prompt and "Candidates (id in square brackets):" in prompt
     assert found.node_ids[0] in str(model.received[0][-1].content)
     again = asyncio.run(graph.ainvoke(request, context=LLM))
     assert again["ranking"] == output["ranking"] and not model.script

@@ -81,8 +81,8 @@ def evolve_task(
     """The evolver's task: the new pattern and the linked memories (with their evolution counts)."""
     linked = {n["id"]: n for n in neighbours if n["id"] in set(linked_ids)}
     messages = prompts.EVOLVE.format_messages(
-        behavior=memory["behavior_explanation"],
-        pattern=memory["pattern_description"],
+        behavior=prompts.quote(memory["behavior_explanation"]),
+        pattern=prompts.quote(memory["pattern_description"]),
         memories=prompts.memory_lines(list(linked.values()), with_score=False),
         chars=chars,
     )

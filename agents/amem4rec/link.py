@@ -36,8 +36,8 @@ def link_task(
     """The semantic validator's task for one new pattern and the memories offered to it."""
     shown = [n for n in neighbours if n["id"] in set(offered)]
     messages = prompts.LINK.format_messages(
-        behavior=memory["behavior_explanation"],
-        pattern=memory["pattern_description"],
+        behavior=prompts.quote(memory["behavior_explanation"]),
+        pattern=prompts.quote(memory["pattern_description"]),
         tau_low=tau_low,
         memories=prompts.memory_lines(shown),
     )

@@ -36,7 +36,7 @@ from agents.validation import (
     missing_ids,
 )
 from prompts import arag as prompts
-from prompts.common import candidates_block, item_block, item_line
+from prompts.common import candidates_block, item_block, item_line, quote
 from state.arag_schemas import NLI_MAX, NLI_MIN, ContextSummary, NliJudgment, NliJudgments, UserSummary
 from state.context import Context
 from world.environment import Environment
@@ -97,7 +97,7 @@ def _nli_messages(
     sketch = format_weights(category_weights(env.dataset, long_term)) if long_term else "unknown"
     template = prompts.NLI_BATCHED if batched else prompts.NLI_PER_ITEM
     return template.format_messages(
-        long_term=sketch,
+        long_term=quote(sketch),
         session=item_block(env.dataset, session),
         candidates=candidates_block(env.dataset, items),
     )
@@ -218,10 +218,11 @@ def context_summary_task(
     else:
         selection = f"items with support ≥ {ctx.nli_threshold:g}"
         lines = [
-            f"{item_line(env.dataset, i)} | support {w:.1f}: {reasons.get(i, '')}" for i, w in weights.items()
+            f"{item_line(env.dataset, i)} | support {w:.1f}: {quote(reasons.get(i, ''))}"
+            for i, w in weights.items()
         ]
     messages = prompts.CONTEXT_SUMMARY.format_messages(
-        user_summary=user_summary,
+        user_summary=quote(user_summary),
         selection=selection[0].upper() + selection[1:],
         scale="0–10",
         accepted="\n".join(lines) or "(none)",

@@ -20,7 +20,7 @@ from agents.validation import (
     keep_known_unique,
 )
 from prompts import arag as prompts
-from prompts.common import candidates_block
+from prompts.common import candidates_block, quote
 from state.arag_schemas import ExplainedRanking, ItemRationale
 from state.context import Context
 from tools.similarity import rank_by_scores
@@ -59,7 +59,7 @@ def ranker_json_schema(items: Sequence[str]) -> dict[str, Any]:
 def context_for_prompt(context_summary: str | None, nli: dict[str, float] | None) -> str:
     """What the IRA is told about the candidates: S_ctx, else the raw NLI scores, else nothing."""
     if context_summary:
-        return context_summary
+        return quote(context_summary)
     if nli:
         scores = ", ".join(f"{item}: {score:.1f}" for item, score in nli.items())
         return f"(no summary) support of each candidate for the user's intent, 0–10: {scores}"
@@ -95,7 +95,7 @@ def item_ranker_task(
     order = rank_by_scores(items, scores)
     session = session_similarity(env, history, items, ctx.session_items)
     messages = prompts.ITEM_RANKER.format_messages(
-        user_summary=user_summary,
+        user_summary=quote(user_summary),
         context_summary=context_for_prompt(context_summary, nli),
         candidates=candidates_block(env.dataset, items),
     )

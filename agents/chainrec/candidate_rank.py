@@ -47,7 +47,8 @@ def _candidate_lines(records: Sequence[dict[str, Any]], memory: Sequence[dict[st
     for entry in memory:
         for item in entry["items"]:
             if item["item_id"] in notes:
-                notes[item["item_id"]].append(f"{entry['tool']}: {item['note']} ({float(item['score']):.2f})")
+                note = prompts.quote(item["note"], 80)
+                notes[item["item_id"]].append(f"{entry['tool']}: {note} ({float(item['score']):.2f})")
     return prompts.candidate_block([(r, "; ".join(notes[r["item_id"]]), []) for r in records])
 
 

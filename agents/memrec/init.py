@@ -14,6 +14,7 @@ from agents.base import AgentTask, InvalidAnswer
 from agents.memrec.write import MEMORY_CHARS
 from agents.validation import EMPTY_ANSWER, MEMORY_CUT, constrained_schema, cut_text
 from prompts import memrec as prompts
+from prompts.common import quote, quote_list
 from state.memrec_schemas import InitialMemory
 from tools.memory_graph import user_memory, user_node
 from tools.memory_writer import NodeUpdate, PropagationJob
@@ -33,16 +34,17 @@ def init_task(env: Environment, user_id: str) -> AgentTask[InitialMemory]:
     case = env.cases.get(user_id)
     history = list(case.history[-HISTORY_ITEMS:]) if case else []
     items = env.dataset.items
+    shown = [items[e.item_id] for e in history]
+    lines = [f"- {quote(item.title, 100)}" for item in shown]
     lines = [
-        f"- {items[e.item_id].title}"
-        + (f" ({', '.join(items[e.item_id].categories[:3])})" if items[e.item_id].categories else "")
-        for e in history
+        line + (f" | categories: {quote_list(item.categories, 3)}" if item.categories else "")
+        for line, item in zip(lines, shown, strict=True)
     ]
     counts = Counter(c for e in history for c in items[e.item_id].categories)
     messages = prompts.INIT.format_messages(
         user=user_node(user_id),
         history="\n".join(lines) or "(none)",
-        categories=", ".join(c for c, _ in counts.most_common(5)) or "(none)",
+        categories=quote_list(c for c, _ in counts.most_common(5)) or "(none)",
         memory_chars=MEMORY_CHARS,
     )
 

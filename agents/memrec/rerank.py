@@ -33,12 +33,11 @@ from agents.validation import (
     NO_VALID_IDS,
     SCORE_CLIPPED,
     constrained_schema,
-    cut_text,
     keep_known_unique,
     missing_ids,
 )
 from prompts import memrec as prompts
-from prompts.common import CANDIDATES_HEADER
+from prompts.common import CANDIDATES_HEADER, quote
 from state.memrec_schemas import CandidateScore, CandidateScores
 from state.memrec_state import FacetRecord
 from world.embeddings import embed_texts
@@ -93,8 +92,11 @@ def vector_scores(
     candidates: Sequence[str],
     facets: Sequence[FacetRecord],
     visible: Sequence[str] | None = None,
+    updated: dict[str, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """The Vector configuration's scores (in [0, 1]) and their three parts (see the module docstring)."""
+    """The Vector configuration's scores (in [0, 1]) and their three parts (see the module docstring).
+    `updated`: changed memories' vectors already read (`FeatureIndex.updated_vectors`); None reads them
+    (a SQLite query: a caller on an event loop reads them first, in a worker thread)."""
     env = index.env
     rows = np.array([env.item_index[c] for c in candidates], dtype=np.int64)
     weights = np.clip(curated.scores, 0.0, None)
@@ -107,7 +109,7 @@ def vector_scores(
     embedding = (
         np.clip(index.item_vectors[rows] @ profile, 0.0, 1.0) if profile is not None else np.zeros(len(rows))
     )
-    memory = index.user_vector(user_id, index.updated_vectors())
+    memory = index.user_vector(user_id, index.updated_vectors() if updated is None else updated)
     embedding = 0.5 * embedding + 0.5 * np.clip(index.item_vectors[rows] @ memory, 0.0, 1.0)
     by_users = (
         _share(np.asarray(index.x[users][:, rows].todense(), dtype=np.float64), user_w)
@@ -191,8 +193,8 @@ def candidate_memories(candidates: Sequence[str], memories: dict[str, str], env:
     """The candidate list with each candidate's memory (cut), under the shared header."""
     lines = [CANDIDATES_HEADER]
     for item in candidates:
-        text = " ".join(memories.get(f"i:{item}", env.dataset.items[item].title).split())
-        lines.append(f"[{item}] " + cut_text(text, MEMORY_CHARS, rstrip=False))
+        text = memories.get(f"i:{item}", env.dataset.items[item].title)
+        lines.append(f"[{item}] {quote(text, MEMORY_CHARS)}")
     return "\n".join(lines)
 
 
@@ -209,10 +211,11 @@ def rerank_task(
     """The Stage ReRank agent task for one user: `fallback` computes the Vector answer (only when
     it is needed: its facet match embeds free-text facets), `fill` scores candidates an answer
     leaves out."""
-    facet_lines = "\n".join(f"- {f['facet']} [{float(f['confidence']):.2f}]" for f in facets) or "(none)"
+    facet_lines = "\n".join(f"- {quote(f['facet'])} [{float(f['confidence']):.2f}]" for f in facets)
+    facet_lines = facet_lines or "(none)"
     messages = prompts.RERANK.format_messages(
-        instruction=instruction or prompts.NO_INSTRUCTION,
-        user_memory=user_memory or "(empty)",
+        instruction=quote(instruction) if instruction else prompts.NO_INSTRUCTION,
+        user_memory=quote(user_memory) if user_memory else "(empty)",
         facets=facet_lines,
         candidates=candidate_memories(candidates, memories, env),
     )

@@ -37,7 +37,7 @@ from agents.validation import (
     keep_known_unique,
 )
 from prompts import memrec as prompts
-from prompts.common import candidates_block
+from prompts.common import candidates_block, quote, quote_list
 from state.memrec_schemas import Facet, FacetSet, SupportEdge
 from tools.memory_graph import user_node
 from world.environment import Environment
@@ -79,21 +79,16 @@ def neighbour_notes(env: Environment, curated: Curated, memories: dict[str, str]
             text = memories.get(node, env.dataset.items[node[2:]].title)
             notes.append(
                 (
-                    f"{node} (item): {cut_text(text, ITEM_NOTE_CHARS, collapse=True)}",
-                    f"{node} (item): {cut_text(text, SHORT_NOTE_CHARS, collapse=True)}",
+                    f"{node} (item): {quote(text, ITEM_NOTE_CHARS)}",
+                    f"{node} (item): {quote(text, SHORT_NOTE_CHARS)}",
                 )
             )
         else:
             case = env.cases.get(node[2:])
             titles = [env.dataset.items[e.item_id].title for e in reversed(case.history[-3:])] if case else []
-            recent = "; ".join(titles) or "no training interactions"
-            notes.append(
-                (
-                    f"{node} (user): recently {recent}",
-                    f"{node} (user): recently "
-                    + cut_text(titles[0] if titles else recent, SHORT_NOTE_CHARS, collapse=True),
-                )
-            )
+            recent = quote_list(titles, max_chars=ITEM_NOTE_CHARS) or "no training interactions"
+            short = quote(titles[0], SHORT_NOTE_CHARS) if titles else recent
+            notes.append((f"{node} (user): recently {recent}", f"{node} (user): recently {short}"))
     return notes
 
 
@@ -243,7 +238,7 @@ def synthesis_task(
     context = fit_budget(user_memory, curated.node_ids, notes, candidates_text, budget)
     messages = prompts.SYNTHESIS.format_messages(
         user=user_node(user_id),
-        user_memory=context.user_memory or "(empty)",
+        user_memory=quote(context.user_memory) if context.user_memory else "(empty)",
         neighbours="\n".join(f"- {line}" for line in context.lines) or "(none: no neighbours are read)",
         n_facets=n_facets,
         candidates=candidates_text,

@@ -35,6 +35,7 @@ from agents.validation import (
     keep_known_unique,
 )
 from prompts import memrec as prompts
+from prompts.common import quote
 from state.memrec_schemas import MemoryWrite, NeighbourUpdate
 from tools.memory_graph import item_node, user_node
 from tools.memory_writer import NodeUpdate, PropagationJob, merge_memory
@@ -163,18 +164,14 @@ def write_task(
     offered = [node for node in neighbours if node != item_node(item_id)][:fanout]
     lines = [
         f"- {node} ({'item' if node.startswith('i:') else 'user'}): "
-        + (
-            cut_text(memories[node][0], NEIGHBOUR_NOTE_CHARS, collapse=True)
-            if node in memories
-            else "(no memory)"
-        )
+        + (quote(memories[node][0], NEIGHBOUR_NOTE_CHARS) if node in memories else "(no memory)")
         for node in offered
     ]
     messages = prompts.WRITE.format_messages(
         user=user_node(user_id),
         item=item_node(item_id),
-        user_memory=memories[user_node(user_id)][0],
-        item_memory=memories[item_node(item_id)][0],
+        user_memory=quote(memories[user_node(user_id)][0]),
+        item_memory=quote(memories[item_node(item_id)][0]),
         neighbours="\n".join(lines) or "(none)",
         memory_chars=MEMORY_CHARS,
         fanout=min(fanout, len(offered)),
