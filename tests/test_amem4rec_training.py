@@ -100,14 +100,22 @@ def test_a_run_killed_while_applying_finishes_with_the_same_pool(
     env = get_environment(data)
     killed = replace(ctx, amem_pool=str(tmp_path / "killed"))
 
-    def stop_at_13(done: int, total: int) -> None:
-        if done == 13:  # in the middle of the third round's commits
-            raise Killed
+    original = MemoryPool._apply_locked
+    applied: list[str] = []
 
+    def die_at_13(self: MemoryPool, plan: dict, key: str) -> dict:
+        applied.append(key)
+        if len(applied) == 13:  # in the middle of the third round's commits
+            raise Killed
+        return original(self, plan, key)
+
+    monkeypatch.setattr(MemoryPool, "_apply_locked", die_at_13)
     with pytest.raises(Killed):
-        train_pool(env, killed, USERS, 3, stop_at_13)
+        train_pool(env, killed, USERS, 3)
+    monkeypatch.setattr(MemoryPool, "_apply_locked", original)
     rerun = train_pool(env, killed, USERS, 3)
-    assert rerun.applied_before == 13 and rerun.applied_now == 11
+    # A round commits as one transaction: the third round's two applied windows were rolled back.
+    assert rerun.applied_before == 10 and rerun.applied_now == 14
     assert rerun.rounds == [[r.key for r in rerun.plan[15:20]], [r.key for r in rerun.plan[20:]]]
     assert rerun.pool.fingerprint() == whole.fingerprint()
     assert rerun.pool.size() == len({m for m in rerun.pool.memories()})

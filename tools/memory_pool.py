@@ -8,10 +8,13 @@
 Contract:
 - SQLite is the record; Chroma is the search index kept in step with it (re-synced on open if a
   crash fell between the two writes).
-- `apply(plan)` commits one window atomically: its rewrites (compare-and-set on the version the
-  evolver read; a memory that moved on since is merged with the rewrite instead, so two concurrent
-  evolutions never lose either, and both texts stay in `history`), its new memory, and its ledger
-  row. A window already in the ledger is skipped, so a replay never duplicates a memory.
+- `apply_all(plans)` commits a round of windows atomically, in order; per window: its rewrites
+  (compare-and-set on the version the evolver read; a memory that moved on since is merged with the
+  rewrite instead, so two concurrent evolutions never lose either, and both texts stay in
+  `history`), its new memory, and its ledger row. A window already in the ledger is skipped, so a
+  replay never duplicates a memory. The memories a round rewrote are re-embedded once, from their
+  final text, in one batch (sorted by id) before the commit: the same round always forms the same
+  batch, and a crash mid-round leaves nothing of it behind. `apply(plan)` is a round of one.
 - `search(vector, k)` returns the k most cosine-similar memories, exactly scored, ties by id.
 - Opening never overwrites anything: a folder of another dataset or a damaged folder is refused
   with one `PoolError` line.
@@ -35,7 +38,6 @@ from tools.memory_pool_index import PoolError, PoolIndex
 from tools.memory_pool_record import (
     Memory,
     decode_vector,
-    memory_text,
 )
 from tools.memory_writer import merge_memory
 from world.embeddings import EMBEDDING_DIM, embed_texts
@@ -202,23 +204,27 @@ class MemoryPool:
     def apply_all(
         self, plans: list[dict[str, Any]], after_each: Callable[[dict[str, Any]], None] | None = None
     ) -> list[dict[str, Any]]:
-        """Commit plans one after another (one transaction each; `after_each` sees each outcome), then
+        """Commit plans one after another in ONE transaction (`after_each` sees each outcome), then
         index what changed in one Chroma write (a crash before it is repaired by the next open)."""
-        outcomes = []
+        outcomes, changed, rewritten = [], {}, set()
         with self._lock:
-            for plan in plans:
-                self._db.execute("BEGIN IMMEDIATE")
-                try:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                for plan in plans:
                     outcome = self._apply_locked(plan, plan["window_key"])
-                except BaseException:
-                    self._db.execute("ROLLBACK")
-                    raise
-                self._db.execute("COMMIT")
-                for memory_id, vector in outcome.pop("_changed").items():
-                    self._vectors[memory_id] = vector
-                    self._unindexed.add(memory_id)
-                outcomes.append(outcome)
-                if after_each:
+                    changed.update(outcome.pop("_changed"))
+                    rewritten.update(outcome["evolved"])
+                    outcomes.append(outcome)
+                changed.update(self._embed_rewritten(sorted(rewritten)))
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+            for memory_id, vector in changed.items():
+                self._vectors[memory_id] = vector
+                self._unindexed.add(memory_id)
+            if after_each:
+                for outcome in outcomes:
                     after_each(outcome)
             if self._unindexed:
                 ids = sorted(self._unindexed)
@@ -248,21 +254,18 @@ class MemoryPool:
                 merged.append(current.id)
             texts[current.id] = (current, behavior, pattern, kind, proposed)
             evolved.append(current.id)
-        # One batch per window: the same plan applied to the same pool always forms the same batch.
-        vectors = embed_texts([memory_text(b, p) for _, b, p, _, _ in texts.values()])
         changed: dict[str, np.ndarray] = {}
-        for (current, behavior, pattern, kind, proposed), vector in zip(texts.values(), vectors, strict=True):
+        for current, behavior, pattern, kind, proposed in texts.values():
             version, count = current.version + 1, current.evolution_count + 1
-            db.execute(
+            db.execute(  # the embedding follows once per round (`_embed_rewritten`)
                 "UPDATE memories SET behavior_explanation=?, pattern_description=?, evolution_count=?, "
-                "version=?, updated_at=?, embedding=? WHERE id=?",
-                (behavior, pattern, count, version, now, vector.astype("<f4").tobytes(), current.id),
+                "version=?, updated_at=? WHERE id=?",
+                (behavior, pattern, count, version, now, current.id),
             )
             db.execute(
                 "INSERT INTO history VALUES (?,?,?,?,?,?,?,?,?)",
                 (current.id, version, behavior, pattern, count, kind, key, proposed, now),
             )
-            changed[current.id] = vector
         stored = None
         if plan.get("store"):
             memory = plan["memory"]
@@ -295,6 +298,18 @@ class MemoryPool:
         db.execute("DELETE FROM proposals WHERE window_key = ?", (key,))
         status = "applied"
         return {"status": status, "evolved": evolved, "merged": merged, "stored": stored, "_changed": changed}
+
+    def _embed_rewritten(self, ids: list[str]) -> dict[str, np.ndarray]:
+        """Embed the final texts of the memories a round rewrote (one batch) and store the vectors."""
+        if not ids:
+            return {}
+        rows = self.memories(ids)
+        vectors = embed_texts([rows[i].text() for i in ids])
+        for memory_id, vector in zip(ids, vectors, strict=True):
+            self._db.execute(
+                "UPDATE memories SET embedding=? WHERE id=?", (vector.astype("<f4").tobytes(), memory_id)
+            )
+        return dict(zip(ids, vectors, strict=True))
 
     def _index_rows(self, ids: list[str]) -> tuple[list[Memory], list[np.ndarray]]:
         rows = self.memories(ids)
