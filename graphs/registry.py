@@ -202,11 +202,13 @@ def cli_registrars() -> list[Callable[[Any], None]]:
     return [resolve(reference) for reference in references]
 
 
-def served_graphs() -> dict[str, str]:
-    """langgraph.json's `graphs`: every method and service graph by name."""
-    served = {name: f"./graphs/served.py:{name}" for name in METHODS}
-    served.update({name: f"./graphs/served.py:{name}" for name in SERVICE_GRAPHS})
-    return served
+def served_graphs() -> dict[str, dict[str, str]]:
+    """langgraph.json's `graphs`: every method and service graph by name, with the path the server
+    imports it from and its summary (the Studio assistant's description)."""
+    return {
+        name: {"path": f"./graphs/served.py:{name}", "description": summary}
+        for name, summary in descriptions().items()
+    }
 
 
 def descriptions() -> dict[str, str]:

@@ -3,12 +3,33 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from state.context_amem4rec import Amem4RecKnobs
 from state.context_arag import AragKnobs
 from state.context_chainrec import ChainRecKnobs
 from state.context_memrec import MemRecKnobs
+
+
+def from_env(variable: str, fallback: str) -> Callable[[], str]:
+    """A default read from the environment variable `variable` (else `fallback`) when a Context is made."""
+    return lambda: os.environ.get(variable, fallback)
+
+
+def shows_default(factory: Callable[[], str]) -> Callable[[dict[str, Any]], None]:
+    """JSON-schema hook giving a field with a default factory the value it would have now, so Studio's
+    settings form shows it (pydantic leaves factory defaults out of the schema)."""
+
+    def extra(schema: dict[str, Any]) -> None:
+        schema["default"] = factory()
+
+    return extra
+
+
+LLM_DEFAULT = from_env("RECGRAPH_LLM", "heuristic")
+BASE_URL_DEFAULT = from_env("RECGRAPH_BASE_URL", "")
 
 
 @dataclass(kw_only=True)
@@ -20,8 +41,9 @@ class CommonKnobs:
         metadata={"description": "Dataset name (e.g. ml-100k) or path whose catalog the graph uses."},
     )
     llm: str = field(
-        default_factory=lambda: os.environ.get("RECGRAPH_LLM", "heuristic"),
+        default_factory=LLM_DEFAULT,
         metadata={
+            "json_schema_extra": shows_default(LLM_DEFAULT),
             "description": "LLM backend for every role: heuristic (no LLM), local (bundled SmolLM2), "
             "sim (the loopback simulator), or openai:<model> (any OpenAI-compatible endpoint)."
         },
@@ -36,8 +58,11 @@ class CommonKnobs:
         default="", metadata={"description": "Backend for planner agents (empty: `llm`)."}
     )
     base_url: str = field(
-        default_factory=lambda: os.environ.get("RECGRAPH_BASE_URL", ""),
-        metadata={"description": "OpenAI-compatible endpoint for openai:/sim backends (empty: default)."},
+        default_factory=BASE_URL_DEFAULT,
+        metadata={
+            "json_schema_extra": shows_default(BASE_URL_DEFAULT),
+            "description": "OpenAI-compatible endpoint for openai:/sim backends (empty: default).",
+        },
     )
     llm_timeout: float = field(
         default=60.0, metadata={"description": "Seconds before one LLM request is abandoned."}
