@@ -153,12 +153,14 @@ def prepare_rerank(state: MemRecState, ctx: Context, env: Environment) -> AgentC
     found = curated_from_state(env, state.get("curated", []))
     candidates, facets, user = state["candidates"], state.get("facets", []), state["user_id"]
     history = state.get("history")
+    # Read here (prepare runs in a worker thread): the fallback may run on the event loop.
+    updated = index.updated_vectors()
     # Tie-break and fill-in scores skip the facet part, which embeds free-text facets (~40 ms).
-    quick, _ = vector_scores(index, found, user, candidates, [], history)
+    quick, _ = vector_scores(index, found, user, candidates, [], history, updated)
     quick_scores = {c: float(s) for c, s in zip(candidates, quick, strict=True)}
 
     def fallback() -> CandidateScores:
-        scores, parts = vector_scores(index, found, user, candidates, facets, history)
+        scores, parts = vector_scores(index, found, user, candidates, facets, history, updated)
         return vector_answer(candidates, scores, parts)
 
     memories = {
@@ -186,9 +188,10 @@ def rerank_update(state: MemRecState, result: AgentResult, vector: dict[str, flo
     }
 
 
-curate_node = step_node("curate", curate_neighbours)
-synthesise = agent_node("synthesise", prepare_synthesis)
-rerank = agent_node("rerank", prepare_rerank)
+# Each of the three reads memories from the SQLite memory graph: off the event loop under ainvoke.
+curate_node = step_node("curate", curate_neighbours, blocking=True)
+synthesise = agent_node("synthesise", prepare_synthesis, blocking_prepare=True)
+rerank = agent_node("rerank", prepare_rerank, blocking_prepare=True)
 
 
 def build_memrec() -> StateGraph:

@@ -174,10 +174,11 @@ def build_memrec_write() -> StateGraph:
     builder = StateGraph(
         WriteState, input_schema=WriteInput, output_schema=WriteOutput, context_schema=Context
     )
+    # select_neighbours and commit read or write the SQLite memory graph: off the event loop.
     builder.add_node("validate_write", step_node("validate_write", _validate_write))
-    builder.add_node("select_neighbours", step_node("select_neighbours", _select))
+    builder.add_node("select_neighbours", step_node("select_neighbours", _select, blocking=True))
     builder.add_node("propagate", agent_node("propagate", prepare_propagation))
-    builder.add_node("commit", step_node("commit", _commit))
+    builder.add_node("commit", step_node("commit", _commit, blocking=True))
     builder.add_edge(START, "validate_write")
     builder.add_edge("validate_write", "select_neighbours")
     builder.add_edge("select_neighbours", "propagate")

@@ -5,11 +5,17 @@ benchmark). A plain step is written once, synchronously: its async body runs it 
 when it is quick CPU work, or in a worker thread when it may block (files, SQLite, model loads),
 so `langgraph dev` never sees blocking calls on its loop. An agent node prepares an `AgentTask`
 from the state, asks the agent (sync or async LLM call) and turns the result into a state update.
+
+Under `ainvoke` a node's first call for a given Context runs its sync body in a worker thread:
+that call builds the process-wide caches the node needs (the dataset's MiniLM item vectors,
+indexes, trained models, the embedding model), which read and write files; later calls find them
+in memory and run on the loop. Work that touches disk on every call declares `blocking`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +47,8 @@ class DualNode(Runnable[Any, dict[str, Any]]):
         self.name = name
         self.body = body
         self.abody = abody
+        self._warm: set[str] = set()
+        self._warm_lock = threading.Lock()
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> dict[str, Any]:
         """Run the sync body."""
@@ -49,8 +57,16 @@ class DualNode(Runnable[Any, dict[str, Any]]):
     async def ainvoke(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> dict[str, Any]:
-        """Run the async body."""
-        return await self.abody(input, ensure_config(config))
+        """Run the async body; the node's first call for this run's Context runs the sync body in a
+        worker thread instead (it may build caches on disk; see the module docstring)."""
+        config = ensure_config(config)
+        key = repr(current_context())
+        if key in self._warm:
+            return await self.abody(input, config)
+        update = await asyncio.to_thread(self.body, input, config)
+        with self._warm_lock:
+            self._warm.add(key)
+        return update
 
 
 def step_node(name: str, body: StepBody, *, blocking: bool | Callable[[Any], bool] = False) -> DualNode:

@@ -5,8 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 
-class RecgraphError(Exception):
-    """Base class of every error that is the user's input, not a bug."""
+class RecgraphError(ValueError):
+    """Base class of every error that is the user's input, not a bug.
+
+    A `ValueError` (a value the user gave cannot work), which is also what LangGraph's server
+    passes through with its message: Studio shows our message, not "An internal error occurred"."""
 
 
 class DataFormatError(RecgraphError):
@@ -28,6 +31,6 @@ class ProtocolError(RecgraphError):
     """Protocol options that cannot work together (e.g. `--candidates 1`)."""
 
 
-class InvalidRecInput(ValueError):
+class InvalidRecInput(RecgraphError):
     """A request that names something the dataset does not have (an unknown user or item id,
-    empty or duplicate candidates). A `ValueError`, so LangGraph's server shows its message."""
+    empty or duplicate candidates)."""
