@@ -157,6 +157,7 @@ def recommend(args: argparse.Namespace) -> int:
     from bench.protocol import Protocol, plan_cases_for
     from graphs.registry import get_graph, parse_methods
     from recgraph.llm_session import llm_session
+    from recgraph.recommend_notes import fallback_notice
     from world.environment import get_environment
 
     method = parse_methods(args.method)[0]
@@ -200,6 +201,9 @@ def recommend(args: argparse.Namespace) -> int:
             row.append(rationales.get(item, ""))
         table.add_row(*row)
     console.print(table)
+    notice = fallback_notice(output.get("usage") or [])
+    if notice:  # said plainly: this answer (or part of it) is not the LLM's
+        console.print(f"[bold yellow]{escape(notice)}[/]")
     return 0
 
 
