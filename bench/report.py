@@ -13,6 +13,7 @@ from rich.table import Table
 from agents.backends import describe_backend
 from bench import stats
 from bench.fallbacks import FALLBACK_NOTE, FallbackCheck, fallback_lines, format_share
+from bench.sim_injection import SYMPTOMS
 
 HEADLINE = ("hit@1", "ndcg@5", "mrr", "avg_hr")
 """Metrics plotted in report.png."""
@@ -340,6 +341,13 @@ def fault_table(server_stats: dict[str, Any], methods: dict[str, dict[str, Any]]
     for column in ("fault", "injected", "observed by client"):
         table.add_column(column)
     observed = observed_faults(methods)
+    modes = server_stats.get("injection_modes") or {}
+    through = {kind: modes.get(mode, 0) for mode, kind in SYMPTOMS.items()}
     for kind, injected in sorted(server_stats.get("faults", {}).items()):
-        table.add_row(kind, str(injected), str(observed.get(kind, "not observable")))
+        shown = observed.get(kind, "not observable")
+        if kind == "injection" and modes:
+            shown = f"{modes.get('first', 0)} not observable (item put first); the rest: see their symptoms"
+        elif through.get(kind):  # obeyed injections show the same symptom as this kind
+            injected = f"{injected} + {through[kind]} by injection"
+        table.add_row(kind, str(injected), str(shown))
     return table

@@ -22,6 +22,8 @@ import re
 
 INJECTION_MODES: tuple[str, ...] = ("first", "outside_id", "prose")
 """How an obedient model misbehaves; `/stats` counts each under `injection_modes`."""
+SYMPTOMS: dict[str, str] = {"outside_id": "unknown_ids", "prose": "malformed_json"}
+"""Injection mode -> the fault kind whose client-side symptom it shares (`first` has none)."""
 
 _INSTRUCTION = re.compile(
     r"\b(ignore|disregard|instructions?|rank (?:this|it)|put (?:this|it)|system prompt|you must)\b",

@@ -11,7 +11,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from bench.protocol import Protocol, plan_cases
-from bench.report import observed_faults
+from bench.report import fault_table, observed_faults
 from bench.sim_process import SimServer
 from bench.sim_server import parse_fault_kinds
 from graphs.registry import METHODS
@@ -101,4 +101,11 @@ def test_every_llm_method_keeps_exactly_the_candidates_under_injection(tmp_path:
     observed = observed_faults(document["methods"])
     assert observed["malformed_json"] == modes["prose"]  # prose instead of JSON: rejected and retried
     assert observed["unknown_ids"] == modes["outside_id"]  # the foreign id: repaired away
+    table = fault_table(server, document["methods"])
+    rows = dict(zip(*(list(column.cells) for column in table.columns[:2]), strict=True))
+    seen = dict(zip(*(list(column.cells) for column in table.columns[::2]), strict=True))
+    assert rows["malformed_json"] == f"0 + {modes['prose']} by injection"
+    assert seen["malformed_json"] == str(modes["prose"])
+    assert rows["unknown_ids"] == f"0 + {modes['outside_id']} by injection"
+    assert seen["injection"].startswith(f"{modes['first']} not observable")
 
