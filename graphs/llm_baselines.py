@@ -44,7 +44,12 @@ def make_ranker_node(ranker: PromptedRanker) -> Any:
             "usage": [usage.as_dict()],
         }
 
-    return agent_node(ranker.agent, prepare)
+    return agent_node(ranker.agent, prepare, blocking_prepare=retrieves)
+
+
+def retrieves(state: BaseState) -> bool:
+    """Retrieve mode (no candidates) searches the Chroma index on disk: prepare off the event loop."""
+    return bool(state.get("retrieve_mode") or not state.get("candidates"))
 
 
 def build_llm_baseline(name: str) -> StateGraph:

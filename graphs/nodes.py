@@ -107,9 +107,12 @@ def skipped(call: AgentCall, ctx: Context, config: RunnableConfig) -> AgentResul
     return AgentResult(call.task.fallback(), AgentUsage(call.task.agent, label, superstep(config)))
 
 
-def agent_node(name: str, prepare: PrepareAgent, *, blocking_prepare: bool = False) -> DualNode:
+def agent_node(
+    name: str, prepare: PrepareAgent, *, blocking_prepare: bool | Callable[[Any], bool] = False
+) -> DualNode:
     """A graph node running one agent. `prepare` builds the call; under `ainvoke` the LLM call is
-    awaited, and `prepare` runs in a worker thread when `blocking_prepare` (it touches disk)."""
+    awaited, and `prepare` runs in a worker thread when `blocking_prepare` (or
+    `blocking_prepare(state)`) is true (it touches disk)."""
 
     def body(state: Any, config: RunnableConfig) -> dict[str, Any]:
         ctx = current_context()
@@ -120,7 +123,7 @@ def agent_node(name: str, prepare: PrepareAgent, *, blocking_prepare: bool = Fal
 
     async def abody(state: Any, config: RunnableConfig) -> dict[str, Any]:
         ctx = current_context()
-        if blocking_prepare:
+        if blocking_prepare(state) if callable(blocking_prepare) else blocking_prepare:
             call = await asyncio.to_thread(prepare, state, ctx, get_environment(ctx.dataset))
         else:
             call = prepare(state, ctx, get_environment(ctx.dataset))

@@ -29,6 +29,9 @@ from graphs.run_context import OVERRIDES_KEY
 from state.context import Context
 from world.errors import RecgraphError
 
+STUDIO_REQUEST: Mapping[str, Any] = {"user_id": "1", "candidates": ["1", "50", "181", "100", "258"]}
+"""A recommendation request on ml-100k (the default dataset): Studio's and the README's example."""
+
 
 @dataclass(frozen=True)
 class MethodSpec:
@@ -51,6 +54,8 @@ class MethodSpec:
     ranking (e.g. ChainRec's reward), stored in results.jsonl `details`; empty: none."""
     cli: str = ""
     """"module:function" registering the family's CLI subcommands; empty: none."""
+    studio_example: Mapping[str, Any] = field(default_factory=lambda: dict(STUDIO_REQUEST))
+    """A valid input on ml-100k (README, Studio, and the dev-server test run it)."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,8 @@ class ServiceGraph:
     """"module:attribute" of the compiled graph."""
     summary: str
     """The Studio assistant's description."""
+    studio_example: Mapping[str, Any]
+    """A valid input on ml-100k (README, Studio, and the dev-server test run it)."""
 
 
 MEMREC_WARMUP = "graphs.lifecycle.memrec_warmup"
@@ -146,11 +153,14 @@ METHODS: dict[str, MethodSpec] = {
 
 SERVICE_GRAPHS: dict[str, ServiceGraph] = {
     "memrec_write": ServiceGraph(
-        "graphs.memrec_write:graph", "MemRec Stage W: propagate one interaction into the memory graph"
+        "graphs.memrec_write:graph",
+        "MemRec Stage W: propagate one interaction into the memory graph",
+        {"user_id": "1", "item_id": "50"},
     ),
     "amem4rec_train": ServiceGraph(
         "graphs.amem4rec_train:graph",
         "AMEM4Rec training: one window through extraction, Eq. 7, linking, evolution and commit",
+        {"user_id": "1", "start": 0},
     ),
 }
 """Graphs served in Studio besides the recommenders."""
@@ -209,6 +219,13 @@ def served_graphs() -> dict[str, dict[str, str]]:
         name: {"path": f"./graphs/served.py:{name}", "description": summary}
         for name, summary in descriptions().items()
     }
+
+
+def studio_examples() -> dict[str, dict[str, Any]]:
+    """A valid input on ml-100k for every served graph, by name."""
+    found = {name: dict(spec.studio_example) for name, spec in METHODS.items()}
+    found.update({name: dict(spec.studio_example) for name, spec in SERVICE_GRAPHS.items()})
+    return found
 
 
 def descriptions() -> dict[str, str]:
