@@ -6,16 +6,19 @@ import asyncio
 import math
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
-from langchain_core.runnables import RunnableLambda
+from langchain_core.runnables import Runnable, RunnableConfig
 
 from agents.usage import summarise_usage
 from bench.fallbacks import fallback_share, usage_count
 from bench.metrics import mean_metrics, rank_of, user_metrics
 from bench.protocol import EvalCase, Protocol
+from bench.tracing import BenchTracing
 from graphs.lifecycle.hooks import Prepared, PrepareRequest
 from graphs.registry import get_graph, hook, method_context
+from graphs.tracing import untraced
 from state.context import Context
 from world.results_log import ResultsLog
 
@@ -83,19 +86,26 @@ def result_record(
     return record
 
 
-def timed_invocation(method: str, scenario: str, context: Context) -> RunnableLambda:
+def timed_invocation(
+    method: str,
+    scenario: str,
+    context: Context,
+    configure: Callable[[EvalCase], RunnableConfig] | None = None,
+) -> Runnable:
     """A runnable mapping an `EvalCase` to (case, graph output, seconds the invocation took).
 
-    Batched with `max_concurrency`, it is how both `bench` and `bench perf` run a method.
+    Batched with `max_concurrency`, it is how both `bench` and `bench perf` run a method. It opens
+    no trace run of its own: each graph invocation is a root run, configured by `configure(case)`.
     """
     graph = get_graph(method)
 
     async def invoke(case: EvalCase) -> tuple[EvalCase, dict[str, Any], float]:
+        config = configure(case) if configure else None
         started = time.perf_counter()
-        output = await graph.ainvoke(case.request(scenario), context=context)
+        output = await graph.ainvoke(case.request(scenario), config=config, context=context)
         return case, output, time.perf_counter() - started
 
-    return RunnableLambda(invoke, name=f"bench:{method}")
+    return untraced(invoke, name=f"bench:{method}")
 
 
 async def run_method(
@@ -106,8 +116,10 @@ async def run_method(
     concurrency: int,
     context: Context,
     on_progress: ProgressHook | None = None,
+    tracing: BenchTracing | None = None,
 ) -> None:
-    """Run `method` on every case not already in the log, appending each as it finishes.
+    """Run `method` on every case not already in the log, appending each as it finishes (and
+    attaching its metrics to its trace as feedback when `tracing` traces).
 
     `concurrency` workers take cases from one queue. When a user fails (e.g. the LLM endpoint is
     unreachable) the other workers are cancelled and awaited before the error propagates: the run
@@ -116,13 +128,16 @@ async def run_method(
     finished = log.done(method)
     queue = iter([case for case in cases if case.user_id not in finished])
     count = 0
-    timed = timed_invocation(method, protocol.scenario, context)
+    tracing = tracing or BenchTracing(protocol)
+    timed = timed_invocation(method, protocol.scenario, context, partial(tracing.config, method))
 
     async def worker() -> None:
         nonlocal count
         for case in queue:  # shared: each case is taken by exactly one worker
             _, output, seconds = await timed.ainvoke(case)
-            log.append(result_record(method, case, output, seconds, context))
+            record = result_record(method, case, output, seconds, context)
+            log.append(record)
+            tracing.scored(record)
             count += 1
             if on_progress:
                 on_progress(method, count)
@@ -240,13 +255,17 @@ def run_benchmark(
     context: Context,
     on_progress: ProgressHook | None = None,
     on_phase: PhaseProgress | None = None,
+    tracing: BenchTracing | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Run every method (prepared by its hook, resuming from the log) and return metrics per method."""
+    """Run every method (prepared by its hook, resuming from the log) and return metrics per method;
+    `tracing` (bench/tracing.py) gives each user's run its tags, metadata and feedback."""
     wanted = {case.user_id for case in cases}
     results = {}
     for method in methods:
         prepared = prepare_method(method, cases, protocol, log, concurrency, context, on_phase)
-        asyncio.run(run_method(method, cases, protocol, log, concurrency, prepared.context, on_progress))
+        asyncio.run(
+            run_method(method, cases, protocol, log, concurrency, prepared.context, on_progress, tracing)
+        )
         results[method] = method_metrics([r for u, r in log.done(method).items() if u in wanted])
         results[method].update(prepared.metrics)
     return results

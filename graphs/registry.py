@@ -26,6 +26,7 @@ from typing import Any, Literal
 from langgraph.graph.state import CompiledStateGraph
 
 from graphs.run_context import OVERRIDES_KEY
+from graphs.tracing import quiet_routes
 from state.context import Context
 from world.errors import RecgraphError
 
@@ -186,12 +187,20 @@ def resolve(reference: str) -> Any:
 
 @cache
 def get_graph(name: str) -> CompiledStateGraph:
-    """The compiled graph of method `name`, carrying the method's Context overrides and name."""
+    """The compiled graph of method `name`, carrying the method's Context overrides and name (its
+    root run's name in LangSmith), tagged `method:<name>`, its routing functions not traced."""
     spec = METHODS[name]
-    graph: CompiledStateGraph = resolve(spec.graph)
+    graph: CompiledStateGraph = quiet_routes(resolve(spec.graph))
+    config: dict[str, Any] = {"tags": [f"method:{name}"], "metadata": {"method": name}}
     if spec.overrides:
-        graph = graph.with_config(configurable={OVERRIDES_KEY: dict(spec.overrides)})
+        config["configurable"] = {OVERRIDES_KEY: dict(spec.overrides)}
+    graph = graph.with_config(**config)
     return graph.copy(update={"name": name}) if graph.name != name else graph
+
+
+def service_graph(name: str) -> CompiledStateGraph:
+    """The compiled service graph `name` (e.g. `memrec_write`), its routing functions not traced."""
+    return quiet_routes(resolve(SERVICE_GRAPHS[name].graph))
 
 
 def method_context(name: str, context: Context) -> Context:

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphs.registry import METHODS, SERVICE_GRAPHS, get_graph, resolve
+from graphs.registry import METHODS, SERVICE_GRAPHS, get_graph, service_graph
 
 
 def served() -> dict[str, Any]:
     """Every servable compiled graph by name."""
     graphs = {name: get_graph(name) for name in METHODS}
-    graphs.update({name: resolve(spec.graph) for name, spec in SERVICE_GRAPHS.items()})
+    graphs.update({name: service_graph(name) for name in SERVICE_GRAPHS})
     return graphs
 
 

@@ -38,6 +38,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_dataset_options(bench)
     add_fallback_options(bench)
+    bench.add_argument(
+        "--trace",
+        action="store_true",
+        help="send every user's run to LangSmith (LANGSMITH_ENDPOINT / LANGSMITH_API_KEY), with its "
+        "metrics as feedback; off by default, even when LANGSMITH_TRACING is set",
+    )
+    bench.add_argument(
+        "--langsmith-project",
+        default=None,
+        help="LangSmith project of --trace (default: LANGSMITH_PROJECT, else recgraph)",
+    )
 
     datasets = commands.add_parser("datasets", help="list datasets with statistics")
     datasets.add_argument("paths", nargs="*", help="extra dataset paths to describe")

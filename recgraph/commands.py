@@ -55,11 +55,13 @@ def bench(args: argparse.Namespace) -> int:
     from bench import report
     from bench.compare import add_statistics, check_reference
     from bench.fallbacks import EXIT_TOO_MANY_FALLBACKS
+    from bench.planned_calls import describe_plan, planned_calls, plans_paid_calls
     from bench.protocol import check_protocol, plan_cases
     from bench.runner import run_benchmark
+    from bench.tracing import bench_tracing
     from graphs.registry import parse_methods
     from recgraph.fallback_options import fallback_check
-    from recgraph.llm_session import llm_session
+    from recgraph.llm_session import context_from_args, llm_session
     from world.environment import get_environment
     from world.errors import ProtocolError
     from world.results_log import ResultsLog
@@ -79,7 +81,16 @@ def bench(args: argparse.Namespace) -> int:
         f"[bold]{env.dataset.name}[/]: {len(cases)} users, N={protocol.candidates}, "
         f"scenario {protocol.scenario}, backend: {describe_backend(protocol.llm)}"
     )
-    with llm_session(args) as (context, server), progress_bar() as progress:
+    if plans_paid_calls(args.llm):  # said before a paid backend starts, so the run can be stopped
+        pending = {m: sum(1 for c in cases if c.user_id not in log.done(m)) for m in methods}
+        rows = planned_calls(methods, pending, context_from_args(args), protocol.candidates)
+        console.print(escape(describe_plan(rows, args.llm_retries)))
+    trace, project = getattr(args, "trace", False), getattr(args, "langsmith_project", None)
+    with (
+        bench_tracing(protocol, trace, project, warn) as tracing,
+        llm_session(args) as (context, server),
+        progress_bar() as progress,
+    ):
         tasks = {m: progress.add_task(m, total=len(cases), completed=len(log.done(m))) for m in methods}
         resumed = {m: len(log.done(m)) for m in methods}
 
@@ -91,7 +102,9 @@ def bench(args: argparse.Namespace) -> int:
                 tasks[label] = progress.add_task(label, total=total)
             progress.update(tasks[label], completed=done, total=total)
 
-        results = run_benchmark(methods, cases, protocol, log, args.concurrency, context, advance, phase)
+        results = run_benchmark(
+            methods, cases, protocol, log, args.concurrency, context, advance, phase, tracing
+        )
         server_stats = server.stats() if server else None
     name = env.dataset.name
     settings = protocol.as_dict()
@@ -108,6 +121,11 @@ def bench(args: argparse.Namespace) -> int:
         print(f"recgraph: error: {check.failure()}", file=sys.stderr)
         return EXIT_TOO_MANY_FALLBACKS
     return 0
+
+
+def warn(line: str) -> None:
+    """One warning line on stderr (the run goes on)."""
+    print(f"recgraph: warning: {line}", file=sys.stderr)
 
 
 def progress_bar() -> Progress:
@@ -156,6 +174,7 @@ def recommend(args: argparse.Namespace) -> int:
     from agents.backends import describe_backend
     from bench.protocol import Protocol, plan_cases_for
     from graphs.registry import get_graph, parse_methods
+    from graphs.tracing import run_config
     from recgraph.llm_session import llm_session
     from recgraph.recommend_notes import fallback_notice
     from world.environment import get_environment
@@ -178,7 +197,16 @@ def recommend(args: argparse.Namespace) -> int:
         request["candidates"], target = case.candidates, case.target
     with llm_session(args) as (context, _):
         context.top_k = args.top_k
-        output = get_graph(method).invoke(request, context=context)
+        tracing_config = run_config(
+            method,
+            args.user,
+            dataset=args.dataset,
+            backend=args.llm,
+            scenario=args.scenario,
+            seed=args.seed,
+            candidates=args.candidates,
+        )
+        output = get_graph(method).invoke(request, config=tracing_config, context=context)
     scores, rationales = output.get("scores") or {}, output.get("rationales") or {}
     columns = ["rank", "item", "title", *(["score"] if scores else []), *(["why"] if rationales else [])]
     trace = output.get("trace") or []

@@ -16,8 +16,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
+
+from agents.amem4rec.windows import WindowRef
 from graphs.lifecycle.amem4rec_training import train_pool, training_summary
 from graphs.lifecycle.hooks import PerfRequest, Prepared, PrepareRequest
+from graphs.tracing import protocol_run_config
 from state.context import Context, backend_for
 from tools.memory_pool_folder import MANIFEST, config_key, forget_pool, pool_config
 from world.data import natural_key
@@ -54,7 +58,18 @@ def train_for_bench(request: PrepareRequest) -> Prepared:
     label = f"{request.method} · training"
     progress = request.on_progress
     hook = (lambda done, total: progress(label, done, total)) if progress else None
-    run = train_pool(env, context, users, request.concurrency, hook)
+
+    def trace(ref: WindowRef) -> RunnableConfig:  # each window's root run names method and user
+        return protocol_run_config(
+            request.protocol,
+            request.method,
+            ref.user_id,
+            name="amem4rec_train",
+            phase="training",
+            extra={"window": ref.key},
+        )
+
+    run = train_pool(env, context, users, request.concurrency, hook, trace)
     summary = training_summary(run)
     summary["reused"] = existed and run.applied_now == 0
     return Prepared(context, {"training": summary})

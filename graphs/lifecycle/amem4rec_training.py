@@ -25,18 +25,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from langchain_core.runnables import RunnableLambda
+from langchain_core.runnables import RunnableConfig
 
 from agents.amem4rec.policy import ACTIONS
 from agents.amem4rec.retrieval import training_pool
 from agents.amem4rec.windows import WindowRef, plan_windows
 from agents.usage import summarise_usage
+from graphs.tracing import untraced
 from state.context import Context
 from tools.memory_pool import MemoryPool
 from world.environment import Environment
 
 Progress = Callable[[int, int], None]
 """Called as (windows in the pool, windows planned) after each applied window."""
+WindowTrace = Callable[[WindowRef], RunnableConfig]
+"""The invoke config of one training window's run (its tags and metadata; graphs/tracing.py)."""
 AGENT_FIELDS = ("llm_calls", "input_tokens", "output_tokens", "fallbacks", "repairs")
 
 
@@ -63,15 +66,25 @@ class TrainingRun:
 
 
 async def propose(
-    refs: Sequence[WindowRef], context: Context, pool: MemoryPool, concurrency: int, run: TrainingRun
+    refs: Sequence[WindowRef],
+    context: Context,
+    pool: MemoryPool,
+    concurrency: int,
+    run: TrainingRun,
+    trace: WindowTrace | None = None,
 ) -> None:
-    """Run the graph in propose mode for `refs` (concurrently) and log each plan in the pool."""
-    from graphs.amem4rec_train import graph
+    """Run the graph in propose mode for `refs` (concurrently) and log each plan in the pool; each
+    window is one root run, configured by `trace(ref)` (tags and metadata linking it to the method)."""
+    from graphs.registry import service_graph
+
+    graph = service_graph("amem4rec_train")
 
     async def invoke(ref: WindowRef) -> dict[str, Any]:
-        return await graph.ainvoke({"user_id": ref.user_id, "start": ref.start}, context=context)
+        config = trace(ref) if trace else None
+        request = {"user_id": ref.user_id, "start": ref.start}
+        return await graph.ainvoke(request, config=config, context=context)
 
-    runnable = RunnableLambda(invoke, name="amem4rec:train")
+    runnable = untraced(invoke, name="amem4rec:train")
     config = {"max_concurrency": max(1, concurrency)}
     async for _, output in runnable.abatch_as_completed(list(refs), config=config):
         plan = output["plan"]
@@ -80,7 +93,13 @@ async def propose(
         run.window_calls[plan["window_key"]] = sum(r["calls"] for r in output.get("usage", []))
 
 
-async def _train(run: TrainingRun, context: Context, concurrency: int, on_progress: Progress | None) -> None:
+async def _train(
+    run: TrainingRun,
+    context: Context,
+    concurrency: int,
+    on_progress: Progress | None,
+    trace: WindowTrace | None = None,
+) -> None:
     pool, size = run.pool, max(1, context.amem_round_windows)
     applied = pool.applied_windows()
     rounds: dict[int, list[WindowRef]] = {}
@@ -102,7 +121,7 @@ async def _train(run: TrainingRun, context: Context, concurrency: int, on_progre
         missing = [ref for ref in refs if ref.key not in logged]
         if missing:
             run.rounds.append([ref.key for ref in missing])
-            await propose(missing, propose_context, pool, concurrency, run)
+            await propose(missing, propose_context, pool, concurrency, run, trace)
             logged = pool.proposals()
         # Window order, whatever order the proposals finished in; one index write per round.
         pool.apply_all([logged[ref.key] for ref in refs], applied)
@@ -114,8 +133,10 @@ def train_pool(
     users: Sequence[str],
     concurrency: int,
     on_progress: Progress | None = None,
+    trace: WindowTrace | None = None,
 ) -> TrainingRun:
-    """Train (or finish training) the context's pool on `users`' windows; see the module docstring."""
+    """Train (or finish training) the context's pool on `users`' windows; see the module docstring.
+    `trace(window)` configures each window's run for tracing (None: no tags or metadata)."""
     started = time.perf_counter()
     pool = training_pool(context, env)
     plan = plan_windows(env, users, context.amem_window, context.amem_windows_per_user)
@@ -123,7 +144,7 @@ def train_pool(
     run = TrainingRun(pool, plan, applied_before=sum(ref.key in applied for ref in plan))
     if on_progress:
         on_progress(run.applied_before, len(plan))
-    asyncio.run(_train(run, context, concurrency, on_progress))
+    asyncio.run(_train(run, context, concurrency, on_progress, trace))
     run.seconds = time.perf_counter() - started
     return run
 

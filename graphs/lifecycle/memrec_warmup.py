@@ -14,14 +14,16 @@ import asyncio
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from langchain_core.runnables import RunnableLambda
+from langchain_core.runnables import RunnableConfig
 
 from agents.memrec.features import feature_index
 from agents.usage import summarise_usage
 from graphs.lifecycle.hooks import Prepared, PrepareRequest
+from graphs.tracing import protocol_run_config, untraced
 from state.context import Context
 from tools.memory_writer import MemoryWriter, PropagationJob
 from world.data import natural_key
@@ -68,9 +70,11 @@ async def propose_warmups(
     log: ResultsLog,
     concurrency: int,
     on_progress: Callable[[int], None] | None = None,
+    trace: Callable[[str], RunnableConfig] | None = None,
 ) -> None:
     """Ask Stage W for every warm-up job not yet in `log` (concurrently; nothing is applied);
-    `on_progress` gets the number of users with a logged job."""
+    `on_progress` gets the number of users with a logged job; `trace(user)` configures each
+    user's run (one root run per user, linked to the method by its tags and metadata)."""
     from graphs.memrec_write import graph
 
     done = log.done("stage_w")
@@ -84,9 +88,10 @@ async def propose_warmups(
 
     async def invoke(item: tuple[str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
         user, request = item
-        return user, await graph.ainvoke(request, context=propose)
+        config = trace(user) if trace else None
+        return user, await graph.ainvoke(request, config=config, context=propose)
 
-    runnable = RunnableLambda(invoke, name="stage_w:warmup")
+    runnable = untraced(invoke, name="stage_w:warmup")
     config = {"max_concurrency": max(1, concurrency)}
     count = 0
     already = len(done)
@@ -135,7 +140,10 @@ def with_stage_w(request: PrepareRequest) -> Prepared:
         progress = request.on_progress
         label = f"{request.method} · Stage W"
         hook = (lambda count: progress(label, count, len(users))) if progress else None
-        asyncio.run(propose_warmups(env, users, request.scenario, ctx, log, request.concurrency, hook))
+        trace = partial(
+            protocol_run_config, request.protocol, request.method, name="memrec_write", phase="stage_w"
+        )
+        asyncio.run(propose_warmups(env, users, request.scenario, ctx, log, request.concurrency, hook, trace))
         apply_warmups(env, ctx, log, users)
         # Embed the changed memories once, before ranking, not inside the first timed users.
         feature_index(env, ctx.memrec_memory).updated_vectors()
