@@ -7,7 +7,9 @@ its ablation fixes, and optional lifecycle hooks the harness and the CLI call ge
   Stage W warm-up); returns the method's context and figures for metrics.json;
 - `perf_extras(PerfRequest) -> dict`: extra `bench perf` figures (MemRec's curation latency);
 - `record_extras(metrics, details, context) -> dict`: per-user figures that need the scored ranking;
-- `cli(subparsers) -> None`: adds the method family's `recgraph <family> ...` subcommands.
+- `cli(subparsers) -> None`: adds the method family's `recgraph <family> ...` subcommands;
+- `llm_calls(context, candidates) -> CallPlan`: LLM requests per user before retries (printed by
+  `recgraph bench` before a paid backend starts; graphs/lifecycle/call_plans.py).
 
 Hooks are named as "module:function" and imported on first use, so reading the registry is cheap
 (Studio starts fast) and `graphs` never imports the harness. `langgraph.json` is generated from
@@ -55,6 +57,9 @@ class MethodSpec:
     ranking (e.g. ChainRec's reward), stored in results.jsonl `details`; empty: none."""
     cli: str = ""
     """"module:function" registering the family's CLI subcommands; empty: none."""
+    llm_calls: str = ""
+    """"module:function" (context, candidates) -> CallPlan: LLM requests per user before retries;
+    empty: none for a classic method, not declared for an LLM one."""
     studio_example: Mapping[str, Any] = field(default_factory=lambda: dict(STUDIO_REQUEST))
     """A valid input on ml-100k (README, Studio, and the dev-server test run it)."""
 
@@ -71,6 +76,7 @@ class ServiceGraph:
     """A valid input on ml-100k (README, Studio, and the dev-server test run it)."""
 
 
+CALL_PLANS = "graphs.lifecycle.call_plans"
 MEMREC_WARMUP = "graphs.lifecycle.memrec_warmup"
 MEMREC_PERF = "graphs.lifecycle.memrec_perf:memrec_extras"
 MEMREC_CLI = "recgraph.memrec_command:register"
@@ -85,6 +91,7 @@ def _memrec(summary: str, prepare: str, **overrides: Any) -> MethodSpec:
         prepare=f"{MEMREC_WARMUP}:{prepare}",
         perf_extras=MEMREC_PERF,
         cli=MEMREC_CLI,
+        llm_calls=f"{CALL_PLANS}:{'memrec_calls' if prepare == 'with_stage_w' else 'memrec_no_write_calls'}",
     )
 
 
@@ -100,6 +107,7 @@ def _amem4rec(summary: str, **overrides: Any) -> MethodSpec:
         prepare=f"{AMEM4REC_HOOKS}:train_for_bench",
         perf_extras=f"{AMEM4REC_HOOKS}:training_perf",
         cli="recgraph.amem4rec_command:register",
+        llm_calls=f"{CALL_PLANS}:amem4rec_calls",
     )
 
 
@@ -109,7 +117,14 @@ CHAINREC_ALL_TOOLS = 8
 
 
 def _chainrec(summary: str, **overrides: Any) -> MethodSpec:
-    return MethodSpec("graphs.chainrec:graph", "llm", summary, overrides, record_extras=CHAINREC_REWARD)
+    return MethodSpec(
+        "graphs.chainrec:graph",
+        "llm",
+        summary,
+        overrides,
+        record_extras=CHAINREC_REWARD,
+        llm_calls=f"{CALL_PLANS}:chainrec_calls",
+    )
 
 
 METHODS: dict[str, MethodSpec] = {
@@ -119,17 +134,41 @@ METHODS: dict[str, MethodSpec] = {
     "bpr": MethodSpec("graphs.baselines:bpr_graph", "classic", "BPR matrix factorisation"),
     "embedding": MethodSpec("graphs.baselines:embedding_graph", "classic", "MiniLM cosine to recent history"),
     "vanilla_llm": MethodSpec(
-        "graphs.llm_baselines:vanilla_llm_graph", "llm", "zero-shot LLM ranking (LLMRank)"
+        "graphs.llm_baselines:vanilla_llm_graph",
+        "llm",
+        "zero-shot LLM ranking (LLMRank)",
+        llm_calls=f"{CALL_PLANS}:one_call",
     ),
     "recency_llm": MethodSpec(
-        "graphs.llm_baselines:recency_llm_graph", "llm", "LLM ranking from recent items (ARAG)"
+        "graphs.llm_baselines:recency_llm_graph",
+        "llm",
+        "LLM ranking from recent items (ARAG)",
+        llm_calls=f"{CALL_PLANS}:one_call",
     ),
     "vanilla_rag": MethodSpec(
-        "graphs.llm_baselines:vanilla_rag_graph", "llm", "LLM ranking with retrieved history"
+        "graphs.llm_baselines:vanilla_rag_graph",
+        "llm",
+        "LLM ranking with retrieved history",
+        llm_calls=f"{CALL_PLANS}:one_call",
     ),
-    "arag": MethodSpec("graphs.arag:graph", "llm", "ARAG: UUA ∥ NLI → CSA → IRA blackboard agents"),
-    "arag_no_nli": MethodSpec("graphs.arag:arag_no_nli_graph", "llm", "ARAG without NLI"),
-    "arag_no_nli_csa": MethodSpec("graphs.arag:arag_no_nli_csa_graph", "llm", "ARAG without NLI and CSA"),
+    "arag": MethodSpec(
+        "graphs.arag:graph",
+        "llm",
+        "ARAG: UUA ∥ NLI → CSA → IRA blackboard agents",
+        llm_calls=f"{CALL_PLANS}:arag_calls",
+    ),
+    "arag_no_nli": MethodSpec(
+        "graphs.arag:arag_no_nli_graph",
+        "llm",
+        "ARAG without NLI",
+        llm_calls=f"{CALL_PLANS}:arag_no_nli_calls",
+    ),
+    "arag_no_nli_csa": MethodSpec(
+        "graphs.arag:arag_no_nli_csa_graph",
+        "llm",
+        "ARAG without NLI and CSA",
+        llm_calls=f"{CALL_PLANS}:arag_no_nli_csa_calls",
+    ),
     "memrec": _memrec("MemRec: curate, synthesise facets, rerank; Stage W", "with_stage_w"),
     "memrec_no_read": _memrec(
         "MemRec without collaborative read", "with_stage_w", memrec_use_read=False
@@ -209,7 +248,9 @@ def method_context(name: str, context: Context) -> Context:
     return replace(context, **overrides) if overrides else context
 
 
-def hook(name: str, which: Literal["prepare", "perf_extras", "record_extras"]) -> Callable[..., Any] | None:
+def hook(
+    name: str, which: Literal["prepare", "perf_extras", "record_extras", "llm_calls"]
+) -> Callable[..., Any] | None:
     """Method `name`'s lifecycle hook, or None when it declares none."""
     reference = getattr(METHODS[name], which)
     return resolve(reference) if reference else None

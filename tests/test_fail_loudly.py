@@ -289,3 +289,39 @@ def test_fallback_notice_names_only_the_agents_that_fell_back() -> None:
     assert notice is not None and notice.startswith("FALLBACK: 1 of 3 agent answers")
     assert "user_understanding (timeout ×3)" in notice and "ranking itself" not in notice
     assert fallback_notice([{**row, "source": "heuristic"} for row in usage]) is None
+
+
+# 4. Planned requests before a paid run ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("method", "fields"),
+    [
+        ("vanilla_llm", {}),
+        ("recency_llm", {}),
+        ("vanilla_rag", {}),
+        ("arag", {}),
+        ("arag", {"nli_mode": "per_item"}),
+        ("arag_no_nli", {}),
+        ("arag_no_nli_csa", {}),
+    ],
+)
+def test_declared_calls_match_the_agents_a_graph_runs(method: str, fields: dict[str, Any]) -> None:
+    from graphs.registry import get_graph, hook, method_context
+
+    candidates = ["50", "181", "1", "2", "100"]
+    ctx = method_context(method, Context(llm="heuristic", **fields))
+    plan = hook(method, "llm_calls")(ctx, len(candidates))
+    output = get_graph(method).invoke({"user_id": "1", "candidates": candidates}, context=ctx)
+    assert not plan.at_most and plan.per_user == len(output["usage"])  # one request per agent answer
+
+
+def test_bench_prints_the_planned_requests_before_an_openai_run(tmp_path: Path, monkeypatch, capsys) -> None:
+    install(monkeypatch, CandidateEcho(plan=["ok", "ok", "ok"]))
+    assert main([*bench_args(tmp_path, users=3)[:-2], "--llm-retries", "2", "--out", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    head = "planned LLM requests: 3 before retries, up to 9 if every answer needs its 2 retries"
+    assert head in printed and "vanilla_llm: 3 users × 1 = 3" in printed
+    assert printed.index(head) < printed.index("wrote ")  # before the run, not in its report
+    assert main(["bench", "--methods", "vanilla_llm", "--users", "3", "--out", str(tmp_path / "h")]) == 0
+    assert "planned LLM requests" not in capsys.readouterr().out  # heuristic: nothing to pay for
