@@ -3,11 +3,17 @@ and the drawn graph shows the planner, one node per tool and the planner's condi
 
 from __future__ import annotations
 
-from tests.test_studio_server import call, run_wait, server  # noqa: F401  (the module-scoped server fixture)
+from tests.test_studio_server import (  # noqa: F401  (the module-scoped server fixture)
+    DevServer,
+    call,
+    run_wait,
+    server,
+)
 
 
-def test_chainrec_runs_in_the_dev_server(server: int) -> None:  # noqa: F811
-    result = run_wait(server, "chainrec", {"user_id": "1", "candidates": ["1", "50", "181", "100", "258"]})
+def test_chainrec_runs_in_the_dev_server(server: DevServer) -> None:  # noqa: F811
+    request = {"user_id": "1", "candidates": ["1", "50", "181", "100", "258"]}
+    result = run_wait(server.port, "chainrec", request, {"dataset": server.dataset})
     assert sorted(result["ranking"]) == ["1", "100", "181", "258", "50"]
     roles = [m["role"] for m in result["trace"]]
     assert (
@@ -16,10 +22,10 @@ def test_chainrec_runs_in_the_dev_server(server: int) -> None:  # noqa: F811
     assert result["details"]["steps"] == roles.count("planner") - 1
 
 
-def test_chainrec_graph_draws_every_tool_branch(server: int) -> None:  # noqa: F811
-    assistants = call(server, "/assistants/search", {"limit": 100})
+def test_chainrec_graph_draws_every_tool_branch(server: DevServer) -> None:  # noqa: F811
+    assistants = call(server.port, "/assistants/search", {"limit": 100})
     by_graph = {a["graph_id"]: a["assistant_id"] for a in assistants}
-    drawn = call(server, f"/assistants/{by_graph['chainrec']}/graph")
+    drawn = call(server.port, f"/assistants/{by_graph['chainrec']}/graph")
     nodes = {node["id"] for node in drawn["nodes"]}
     tools = {
         "long_term_preference",
