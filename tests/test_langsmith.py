@@ -20,6 +20,8 @@ from tests.langsmith_stub import LangSmithStub
 
 USERS = 2
 BENCH = ["bench", "--users", str(USERS), "--candidates", "10", "--seed", "0", "--concurrency", "2"]
+SIM = ["--llm", "sim", "--llm-timeout", "30"]
+"""The simulator with a timeout no busy machine reaches (no retries: one LLM run per agent)."""
 TAGS = {"dataset:ml-100k", "backend:sim", "scenario:classic"}
 ARAG_NODES = {"validate_input", "recall", "user_understanding", "nli", "context_summary", "item_ranker"}
 MEMREC_NODES = {"validate_input", "curate", "synthesise", "rerank"}
@@ -58,7 +60,7 @@ def traced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LangSmith
     with LangSmithStub() as stub, pytest.MonkeyPatch.context() as env:
         env.setenv("LANGSMITH_ENDPOINT", stub.url)
         env.setenv("LANGSMITH_API_KEY", "dummy")
-        argv = [*BENCH, "--methods", "arag,memrec", "--llm", "sim", "--out", str(out)]
+        argv = [*BENCH, "--methods", "arag,memrec", *SIM, "--out", str(out)]
         assert main([*argv, "--trace", "--langsmith-project", "review"]) == 0
         yield stub, out
 
@@ -133,6 +135,23 @@ def test_feedback_holds_each_users_scores(traced: tuple[LangSmithStub, Path]) ->
         }
 
 
+def test_amem4rec_training_windows_link_to_the_method_and_user(tmp_path: Path, monkeypatch) -> None:
+    with LangSmithStub() as stub:
+        monkeypatch.setenv("LANGSMITH_ENDPOINT", stub.url)
+        monkeypatch.setenv("LANGSMITH_API_KEY", "dummy")
+        argv = [*BENCH, "--methods", "amem4rec", *SIM, "--out", str(tmp_path), "--trace"]
+        assert main(argv) == 0
+    users = {u for m, u in results(tmp_path)}
+    training = json.loads((tmp_path / "metrics.json").read_text())["methods"]["amem4rec"]["training"]
+    windows = roots_named(stub, "amem4rec_train")
+    assert len(windows) == training["this_run"]["windows"] > 0
+    assert {w["extra"]["metadata"]["user_id"] for w in windows} <= users
+    assert len({w["extra"]["metadata"]["window"] for w in windows}) == len(windows)
+    for run in windows:
+        assert set(run["tags"]) == {"method:amem4rec", "phase:training", *TAGS}
+    assert sorted(r["extra"]["metadata"]["user_id"] for r in roots_named(stub, "amem4rec")) == sorted(users)
+
+
 def comparable(out: Path) -> dict[str, Any]:
     """metrics.json without wall-time figures (the only fields allowed to differ between runs)."""
 
@@ -155,7 +174,7 @@ def warnings_in(text: str) -> list[str]:
 
 
 def test_a_dead_endpoint_costs_one_warning_and_no_metric(tmp_path: Path, monkeypatch, capsys) -> None:
-    argv = [*BENCH, "--methods", "arag", "--llm", "sim"]
+    argv = [*BENCH, "--methods", "arag", *SIM]
     assert main([*argv, "--out", str(tmp_path / "plain")]) == 0
     capsys.readouterr()
     monkeypatch.setenv("LANGSMITH_ENDPOINT", f"http://127.0.0.1:{free_port()}")  # nothing listens
