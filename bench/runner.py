@@ -16,6 +16,7 @@ from bench.fallbacks import fallback_share, usage_count
 from bench.metrics import mean_metrics, rank_of, user_metrics
 from bench.protocol import EvalCase, Protocol
 from bench.tracing import BenchTracing
+from graphs.lifecycle.concurrent import run_concurrently
 from graphs.lifecycle.hooks import Prepared, PrepareRequest
 from graphs.registry import get_graph, hook, method_context
 from graphs.tracing import untraced
@@ -83,6 +84,8 @@ def result_record(
         details.update(extras(record["metrics"], details, context or Context()))
     if details:
         record["details"] = details
+    if output.get("degraded"):
+        record["degraded"] = list(output["degraded"])
     return record
 
 
@@ -126,29 +129,22 @@ async def run_method(
     stops at once, cleanly, and every user logged so far stays for the rerun to resume from.
     """
     finished = log.done(method)
-    queue = iter([case for case in cases if case.user_id not in finished])
+    pending = [case for case in cases if case.user_id not in finished]
     count = 0
     tracing = tracing or BenchTracing(protocol)
     timed = timed_invocation(method, protocol.scenario, context, partial(tracing.config, method))
 
-    async def worker() -> None:
+    def scored(timed_output: tuple[EvalCase, dict[str, Any], float]) -> None:
         nonlocal count
-        for case in queue:  # shared: each case is taken by exactly one worker
-            _, output, seconds = await timed.ainvoke(case)
-            record = result_record(method, case, output, seconds, context)
-            log.append(record)
-            tracing.scored(record)
-            count += 1
-            if on_progress:
-                on_progress(method, count)
+        case, output, seconds = timed_output
+        record = result_record(method, case, output, seconds, context)
+        log.append(record)
+        tracing.scored(record)
+        count += 1
+        if on_progress:
+            on_progress(method, count)
 
-    workers = [asyncio.create_task(worker()) for _ in range(max(1, concurrency))]
-    try:
-        await asyncio.gather(*workers)
-    finally:
-        for task in workers:
-            task.cancel()
-        await asyncio.gather(*workers, return_exceptions=True)
+    await run_concurrently(pending, timed.ainvoke, scored, concurrency)
 
 
 def agent_breakdown(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -190,6 +186,9 @@ def method_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     summary["errors"] = errors
     summary["repair_kinds"] = repair_kinds
     summary["agents"] = agents
+    degraded = list(dict.fromkeys(entry for r in ordered for entry in r.get("degraded", [])))
+    if degraded:  # features switched off for lack of a dataset field (state/degraded.py)
+        summary["degraded"] = degraded
     details = [r["details"] for r in ordered if "details" in r]
     if details:
         summary["details"] = summarise_details(details)

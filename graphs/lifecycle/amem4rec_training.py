@@ -31,7 +31,7 @@ from agents.amem4rec.policy import ACTIONS
 from agents.amem4rec.retrieval import training_pool
 from agents.amem4rec.windows import WindowRef, plan_windows
 from agents.usage import summarise_usage
-from graphs.tracing import untraced
+from graphs.lifecycle.concurrent import run_concurrently
 from state.context import Context
 from tools.memory_pool import MemoryPool
 from world.environment import Environment
@@ -84,13 +84,13 @@ async def propose(
         request = {"user_id": ref.user_id, "start": ref.start}
         return await graph.ainvoke(request, config=config, context=context)
 
-    runnable = untraced(invoke, name="amem4rec:train")
-    config = {"max_concurrency": max(1, concurrency)}
-    async for _, output in runnable.abatch_as_completed(list(refs), config=config):
+    def record(output: dict[str, Any]) -> None:
         plan = output["plan"]
         pool.log_proposal(plan)
         run.usage.extend(output.get("usage", []))
         run.window_calls[plan["window_key"]] = sum(r["calls"] for r in output.get("usage", []))
+
+    await run_concurrently(list(refs), invoke, record, concurrency)
 
 
 async def _train(

@@ -22,8 +22,9 @@ from langchain_core.runnables import RunnableConfig
 
 from agents.memrec.features import feature_index
 from agents.usage import summarise_usage
+from graphs.lifecycle.concurrent import run_concurrently
 from graphs.lifecycle.hooks import Prepared, PrepareRequest
-from graphs.tracing import protocol_run_config, untraced
+from graphs.tracing import protocol_run_config
 from state.context import Context
 from tools.memory_writer import MemoryWriter, PropagationJob
 from world.data import natural_key
@@ -91,15 +92,18 @@ async def propose_warmups(
         config = trace(user) if trace else None
         return user, await graph.ainvoke(request, config=config, context=propose)
 
-    runnable = untraced(invoke, name="stage_w:warmup")
-    config = {"max_concurrency": max(1, concurrency)}
     count = 0
     already = len(done)
-    async for _, (user, output) in runnable.abatch_as_completed(todo, config=config):
+
+    def record(proposed: tuple[str, dict[str, Any]]) -> None:
+        nonlocal count
+        user, output = proposed
         log.append({"method": "stage_w", "user_id": user, "job": output["job"], "usage": output["usage"]})
         count += 1
         if on_progress:
             on_progress(already + count)
+
+    await run_concurrently(todo, invoke, record, concurrency)
 
 
 def apply_warmups(env: Environment, context: Context, log: ResultsLog, users: Sequence[str]) -> int:
