@@ -7,7 +7,9 @@ import sys
 from collections.abc import Sequence
 
 from recgraph.compare_command import add_compare_parser
+from recgraph.datasets_command import add_datasets_parser
 from recgraph.fallback_options import add_fallback_options
+from recgraph.help_format import DefaultsHelpFormatter, methods_epilog
 from recgraph.options import add_dataset_options
 from recgraph.settings import apply_offline_defaults
 
@@ -17,7 +19,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="recgraph", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
-    bench = commands.add_parser("bench", help="compare methods on one protocol (or: bench perf)")
+    bench = commands.add_parser(
+        "bench",
+        help="compare methods on one protocol (or: bench perf)",
+        formatter_class=DefaultsHelpFormatter,
+        epilog=methods_epilog(),
+    )
     bench.add_argument(
         "mode",
         nargs="?",
@@ -50,8 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="LangSmith project of --trace (default: LANGSMITH_PROJECT, else recgraph)",
     )
 
-    datasets = commands.add_parser("datasets", help="list datasets with statistics")
-    datasets.add_argument("paths", nargs="*", help="extra dataset paths to describe")
+    add_datasets_parser(commands)  # `recgraph datasets [PATH ...]` (handler set by the parser)
 
     add_compare_parser(commands)  # `recgraph compare RUN_A RUN_B` (handler set by the parser)
 
@@ -86,7 +92,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     handlers = {
         "bench": commands.bench_or_perf,
-        "datasets": commands.datasets,
         "recommend": commands.recommend,
     }
     try:

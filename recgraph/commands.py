@@ -141,34 +141,6 @@ def progress_bar() -> Progress:
     )
 
 
-def datasets(args: argparse.Namespace) -> int:
-    """`recgraph datasets`: what is available, with statistics."""
-    from world.datasets import BUILTIN
-    from world.environment import get_environment
-
-    table = Table(title="datasets")
-    table.add_column("dataset", no_wrap=True)
-    for column in ("users", "items", "interactions", "split users", "timestamps", "density"):
-        table.add_column(column, justify="right")
-    table.add_column("source")
-    for spec in [*BUILTIN, *args.paths]:
-        env = get_environment(spec)
-        data = env.dataset
-        density = len(data.interactions) / max(1, len(env.user_ids) * len(env.item_ids))
-        table.add_row(
-            data.name,
-            str(len(env.user_ids)),
-            str(len(env.item_ids)),
-            str(len(data.interactions)),
-            str(len(env.cases)),
-            "yes" if data.has_time else "order only",
-            f"{density:.4f}",
-            data.source,
-        )
-    console.print(table)
-    return 0
-
-
 def recommend(args: argparse.Namespace) -> int:
     """`recgraph recommend`: one user's ranked list with titles (and rationales if any)."""
     from agents.backends import describe_backend

@@ -12,7 +12,7 @@ def add_dataset_options(parser: argparse.ArgumentParser) -> None:
     """Options every data-reading command shares."""
     parser.add_argument("--dataset", default="ml-100k", help="ml-100k or a dataset path")
     parser.add_argument("--seed", type=int, default=0, help="seed for users and candidates")
-    parser.add_argument("--scenario", default="classic", choices=SCENARIOS)
+    parser.add_argument("--scenario", default="classic", choices=SCENARIOS, help="what the user may see")
     llm = parser.add_argument_group("LLM backend")
     llm.add_argument(
         "--llm",

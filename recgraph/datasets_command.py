@@ -1,0 +1,115 @@
+"""`recgraph datasets [PATH ...]`: every dataset available, with its size and the fields it has.
+
+It lists the built-in ml-100k, then the paths given (a dataset or a folder of datasets) or, without
+paths, every dataset under the data folder (`$RECGRAPH_DATA`, default `../shared/data`).
+A dataset that cannot be read gets a row with its error and the listing goes on (exit code 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from world.data import Dataset
+from world.errors import RecgraphError
+
+DATA_ENV = "RECGRAPH_DATA"
+"""Env var naming the folder `recgraph datasets` searches by default."""
+DEFAULT_DATA = "../shared/data"
+"""The shared data folder beside the checkout (the path `--dataset` examples use)."""
+SPLIT_SUFFIXES = (".train.inter", ".valid.inter", ".test.inter")
+MAX_DEPTH = 3
+
+
+def discover(folder: Path) -> list[str]:
+    """Dataset paths under `folder` (at most `MAX_DEPTH` levels down), in name order: each sequential
+    split prefix (`<name>.test.inter`), AgentSociety folder (item.json + review.json), InstructRec
+    folder (`*.instruction`) and RecBole atomic folder (one `<name>.inter`)."""
+    found: list[str] = []
+    for depth in range(MAX_DEPTH + 1):
+        for place in sorted(folder.glob("/".join(["*"] * depth)) if depth else [folder]):
+            if not place.is_dir():
+                continue
+            tests = sorted(place.glob("*.test.inter"))
+            found += [str(test.with_name(test.name.removesuffix(".test.inter"))) for test in tests]
+            if tests:
+                continue
+            atomic = [p for p in place.glob("*.inter") if not p.name.endswith(SPLIT_SUFFIXES)]
+            agentsociety = (place / "item.json").is_file() and (place / "review.json").is_file()
+            if agentsociety or any(place.glob("*.instruction")) or len(atomic) == 1:
+                found.append(str(place))
+    return found
+
+
+def specs(paths: list[str]) -> list[str]:
+    """What to describe: the built-in datasets, then the given ones (folders of datasets expanded)
+    or, without paths, those under the data folder."""
+    from world.datasets import BUILTIN
+
+    if not paths:
+        root = Path(os.environ.get(DATA_ENV) or DEFAULT_DATA)
+        return [*BUILTIN, *(discover(root) if root.is_dir() else [])]
+    wanted: list[str] = list(BUILTIN)
+    for path in paths:
+        wanted += (discover(Path(path)) if Path(path).is_dir() else []) or [path]
+    return list(dict.fromkeys(wanted))
+
+
+def fields_of(data: Dataset) -> str:
+    """The optional fields a dataset has (what the methods can use)."""
+    items = data.items.values()
+    present = {
+        "timestamps" if data.has_time else "order only": True,
+        "ratings": any(e.rating is not None for e in data.interactions),
+        "reviews": any(e.review for e in data.interactions),
+        "categories": any(item.categories for item in items),
+        "descriptions": any(item.description for item in items),
+        "user profiles": bool(data.users),
+        "instructions": bool(data.instructions),
+        "fixed candidates": bool(data.presplit) and any(u.candidates for u in data.presplit.values()),
+    }
+    return ", ".join(name for name, has in present.items() if has)
+
+
+def datasets(args: argparse.Namespace) -> int:
+    """`recgraph datasets`: one row per dataset; unreadable ones say why, the rest still list."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from world.environment import get_environment
+
+    table = Table(title="datasets")
+    table.add_column("dataset", no_wrap=True)
+    for column in ("users", "items", "interactions", "split users"):
+        table.add_column(column, justify="right")
+    table.add_column("fields")
+    failures: list[str] = []
+    for spec in specs(args.paths):
+        try:
+            env = get_environment(spec)
+        except RecgraphError as error:
+            failures.append(f"recgraph: cannot read dataset {spec!r}: {error}")
+            continue
+        data = env.dataset
+        counts = (len(env.user_ids), len(env.item_ids), len(data.interactions), len(env.cases))
+        table.add_row(spec if spec != data.name else data.name, *map(str, counts), fields_of(data))
+    Console(width=max(120, Console().width)).print(table)
+    for line in failures:
+        print(line, file=sys.stderr)
+    return 1 if failures else 0
+
+
+def add_datasets_parser(commands: argparse._SubParsersAction) -> None:
+    """`recgraph datasets [PATH ...]`."""
+    parser = commands.add_parser(
+        "datasets", help="list datasets with statistics and fields (bad ones are reported, not fatal)"
+    )
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        help="datasets or folders of datasets besides ml-100k "
+        f"(default: those under ${DATA_ENV}, else {DEFAULT_DATA})",
+    )
+    parser.set_defaults(handler=datasets)
