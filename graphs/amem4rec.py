@@ -22,6 +22,7 @@ import numpy as np
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 
+from agents.amem4rec.patterns import PATTERN_NEEDS
 from agents.amem4rec.ranker import ranker_call
 from agents.amem4rec.retrieval import history_query, ranking_pool, retrieve_memories
 from agents.base import AgentResult
@@ -32,10 +33,12 @@ from state.amem4rec_state import Amem4RecState
 from state.blackboard import post
 from state.context import Context
 from state.contract import RecInput, RecOutput
+from state.degraded import with_degraded
 from tools.catalog_index import retrieve_candidates
 from tools.memory_pool_record import decode_vector, encode_vector
 from world.embeddings import EMBEDDING_DIM
 from world.environment import Environment, get_environment
+from world.shape import degraded_features
 
 
 def recent_items(history: list[str], count: int) -> list[str]:
@@ -57,7 +60,7 @@ def retrieve_step(state: Amem4RecState, config: RunnableConfig) -> dict[str, Any
     vectors = pool.vectors([m["id"] for m in memories]) if pool is not None else []
     best = memories[0]["score"] if memories else None
     note = f"{len(memories)} memories retrieved from {where}" + ("" if query else "; no visible history")
-    return {
+    update = {
         **update,
         "query": query,
         "memories": memories,
@@ -65,6 +68,7 @@ def retrieve_step(state: Amem4RecState, config: RunnableConfig) -> dict[str, Any
         "pool_size": pool.size() if pool is not None else 0,
         "trace": [post("retrieve_memories", note, best)],
     }
+    return with_degraded(update, "retrieve_memories", degraded_features(env, PATTERN_NEEDS))
 
 
 def prepare_rank(state: Amem4RecState, ctx: Context, env: Environment) -> AgentCall:

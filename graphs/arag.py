@@ -28,6 +28,7 @@ from langgraph.types import Send
 from agents.arag import board
 from agents.arag.agents import context_summary_task, nli_item_task, nli_task, user_understanding_task
 from agents.arag.ranker import item_ranker_task
+from agents.arag.signals import NLI_NEEDS, UUA_NEEDS
 from agents.base import AgentResult
 from graphs.common import VALIDATE_NODE, validate_input
 from graphs.nodes import AgentCall, agent_node, step_node
@@ -36,8 +37,10 @@ from state.arag_state import AragState, NliItemInput
 from state.blackboard import post
 from state.context import Context
 from state.contract import RecInput, RecOutput
+from state.degraded import with_degraded
 from tools.catalog_index import retrieve_candidates
 from world.environment import Environment, get_environment
+from world.shape import degraded_features
 
 RECALL, UUA, NLI, CSA, IRA = (
     board.RECALL,
@@ -72,36 +75,43 @@ def recall_may_block(state: AragState) -> bool:
 def prepare_user_understanding(state: AragState, ctx: Context, env: Environment) -> AgentCall:
     """UUA: S_user from the history."""
 
+    off = degraded_features(env, UUA_NEEDS)
+
     def finish(result: AgentResult) -> dict[str, Any]:
         text = result.output.text()
-        return {
+        update = {
             "user_summary": text,
             "trace": [post(UUA, board.tagged(result.usage.source, text))],
             "usage": [result.usage.as_dict()],
         }
+        return with_degraded(update, UUA, off)
 
     return AgentCall(user_understanding_task(env, ctx, state.get("history", [])), finish)
 
 
-def nli_update(result: AgentResult, judgments: list) -> dict[str, Any]:
-    """The NLI agent's state update and blackboard post (JSON scores and justifications)."""
+def nli_update(result: AgentResult, judgments: list, off: Sequence[str] = ()) -> dict[str, Any]:
+    """The NLI agent's state update and blackboard post (JSON scores and justifications), with the
+    features it switched off (`off`)."""
     scores = {j.item_id: j.score for j in judgments}
     reasons = {j.item_id: j.justification for j in judgments}
     mean = sum(scores.values()) / len(scores) if scores else None
     content = board.nli_content(scores, reasons, result.usage.source)
-    return {"nli_scores": scores, "trace": [post(NLI, content, mean)], "usage": [result.usage.as_dict()]}
+    update = {"nli_scores": scores, "trace": [post(NLI, content, mean)], "usage": [result.usage.as_dict()]}
+    return with_degraded(update, NLI, off)
 
 
 def prepare_nli(state: AragState, ctx: Context, env: Environment) -> AgentCall:
     """NLI, batched: every recall item in one call."""
     task = nli_task(env, ctx, state.get("history", []), state["recall_set"])
-    return AgentCall(task, lambda result: nli_update(result, result.output.judgments))
+    off = degraded_features(env, NLI_NEEDS)
+    return AgentCall(task, lambda result: nli_update(result, result.output.judgments, off))
 
 
 def prepare_nli_item(state: NliItemInput, ctx: Context, env: Environment) -> AgentCall:
     """NLI, per item: the one item this `Send` carries."""
     task = nli_item_task(env, ctx, state["history"], state["item_id"])
-    return AgentCall(task, lambda result: nli_update(result, [result.output]))
+    off = degraded_features(env, NLI_NEEDS)
+    return AgentCall(task, lambda result: nli_update(result, [result.output], off))
 
 
 def prepare_context_summary(state: AragState, ctx: Context, env: Environment) -> AgentCall:

@@ -28,6 +28,7 @@ from langgraph.graph import END, START, StateGraph
 from agents.base import AgentResult
 from agents.chainrec.candidate_rank import rank_call
 from agents.chainrec.catalog import BY_NAME, CANDIDATE_RANK, TOOLS, ToolSpec
+from agents.chainrec.degraded import switched_off
 from agents.chainrec.library import LIBRARY
 from agents.chainrec.mask import feasibility, forced
 from agents.chainrec.planners import RulePlanner, planner_for
@@ -40,6 +41,7 @@ from state.blackboard import post
 from state.chainrec_state import ChainRecState, Decision
 from state.context import Context
 from state.contract import RecInput, RecOutput
+from state.degraded import with_degraded
 from tools.catalog_index import retrieve_candidates
 from tools.environment import EpisodeScope
 from tools.environment_corpus import corpus_of
@@ -181,6 +183,7 @@ def prepare_planner(state: ChainRecState, ctx: Context, env: Environment) -> Age
         }
         if not state.get("domain"):
             update["domain"] = domain
+            update = with_degraded(update, PLANNER, switched_off(domain), before=False)
         return update
 
     return AgentCall(call.task, finish, needed=call.needed)

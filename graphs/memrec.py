@@ -27,22 +27,24 @@ from langgraph.graph import END, START, StateGraph
 
 from agents.base import AgentResult
 from agents.memrec.curation import Curated, curate, empty_curation, resolve_rule_set, rule_set_name
-from agents.memrec.features import feature_index
+from agents.memrec.features import CURATION_NEEDS, feature_index
 from agents.memrec.rerank import rank_scores, rerank_task, vector_answer, vector_scores
 from agents.memrec.rules import FEATURES
-from agents.memrec.synthesis import synthesis_task
+from agents.memrec.synthesis import SYNTHESIS_NEEDS, synthesis_task
 from graphs.common import VALIDATE_NODE, validate_input
 from graphs.nodes import AgentCall, agent_node, step_node
 from graphs.run_context import current_context
 from state.blackboard import post
 from state.context import Context
 from state.contract import RecInput, RecOutput
+from state.degraded import with_degraded
 from state.memrec_schemas import CandidateScores
 from state.memrec_state import CuratedRecord, MemRecState
 from tools.catalog_index import retrieve_candidates
 from tools.memory_graph import item_node, user_node
 from world.environment import Environment, get_environment
 from world.errors import RecgraphError
+from world.shape import degraded_features
 
 RANKERS = ("llm", "vector")
 """Values of `Context.memrec_ranker`."""
@@ -95,13 +97,14 @@ def curate_neighbours(state: MemRecState, config: RunnableConfig) -> dict[str, A
         else "collaborative read disabled: no neighbours"
     )
     memory = index.graph.memory(user_node(state["user_id"]))[0]
-    return {
+    update = {
         **update,
         "rule_set": name,
         "curated": found.as_records(),
         "user_memory": memory,
         "trace": [post("curate", note)],
     }
+    return with_degraded(update, "curate", degraded_features(env, CURATION_NEEDS) if read else [])
 
 
 def prepare_synthesis(state: MemRecState, ctx: Context, env: Environment) -> AgentCall:
@@ -123,7 +126,8 @@ def prepare_synthesis(state: MemRecState, ctx: Context, env: Environment) -> Age
         ctx.memrec_token_budget,
         state.get("history"),
     )
-    return AgentCall(task, lambda result: synthesis_update(result, shown))
+    off = degraded_features(env, SYNTHESIS_NEEDS)
+    return AgentCall(task, lambda result: with_degraded(synthesis_update(result, shown), "synthesise", off))
 
 
 def synthesis_update(result: AgentResult, shown: Any) -> dict[str, Any]:

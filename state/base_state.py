@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from typing_extensions import TypedDict
 
 from state.blackboard import BlackboardMessage, append_messages
+from state.degraded import merge_degraded
 
 
 class BaseState(TypedDict, total=False):
@@ -38,3 +39,6 @@ class BaseState(TypedDict, total=False):
     """Every node's blackboard posts, in order."""
     usage: Annotated[list[dict[str, Any]], operator.add]
     """One `AgentUsage` record per agent invocation (calls, tokens, repairs, fallbacks)."""
+    degraded: Annotated[list[str], merge_degraded]
+    """Features switched off for lack of a dataset field (`feature: reason`), written by the node that
+    switched each off (state.degraded); absent when the dataset has every field the method uses."""

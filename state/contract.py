@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from typing_extensions import TypedDict
 
 from state.blackboard import BlackboardMessage, append_messages
+from state.degraded import merge_degraded
 from world.errors import InvalidRecInput
 from world.scenarios import SCENARIOS, Scenario
 
@@ -75,6 +76,9 @@ class RecOutput(TypedDict, total=False):
     """The blackboard messages of this run, in posting order."""
     usage: Annotated[list[dict[str, Any]], operator.add]
     """One record per agent invocation: calls, tokens, cost, latency, repairs, fallback."""
+    degraded: Annotated[list[str], merge_degraded]
+    """Features switched off for lack of a dataset field (`feature: reason`), written by the node that
+    switched each off (state.degraded); absent when the dataset has every field the method uses."""
     details: dict[str, Any]
     """Method-specific per-user figures (e.g. planning steps, tools used); the benchmark stores them
     in results.jsonl and summarises them in metrics.json (numbers averaged, string lists counted)."""

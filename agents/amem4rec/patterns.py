@@ -21,6 +21,9 @@ from world.environment import Environment
 
 RELATED, UNRELATED = 0.5, 0.3
 """MiniLM cosine above which consecutive items count as closely related / below which as unrelated."""
+PATTERN_NEEDS = {"category_patterns": "categories", "release_era": "years"}
+"""Parts of the fallback pattern and the dataset field each needs (the pool's memories, and so the
+ranking that retrieves them, go without them when the dataset lacks the field)."""
 NO_CATEGORIES_NOTE = (
     "no categories in this window: pattern from popularity, era and text-similarity statistics"
 )

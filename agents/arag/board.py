@@ -48,8 +48,9 @@ def nli_content(scores: Mapping[str, float], justifications: Mapping[str, str], 
 
 
 def read_nli(trace: Sequence[BlackboardMessage]) -> tuple[dict[str, float], dict[str, str]] | None:
-    """All NLI judgments of this run (later posts win per item), or None when NLI did not run."""
-    posts = [message for message in this_run(trace) if message["role"] == NLI]
+    """All NLI judgments of this run (later posts win per item), or None when NLI did not run.
+    Judgments are the JSON posts; NLI's other posts (a switched-off feature) are words."""
+    posts = [m for m in this_run(trace) if m["role"] == NLI and m["content"].startswith("{")]
     if not posts:
         return None
     scores: dict[str, float] = {}

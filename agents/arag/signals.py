@@ -36,6 +36,10 @@ ERA_WEIGHT = 0.5
 """Share of the era affinity in the NLI similarity (the semantic cosine gets the rest)."""
 ERA_SIGMA = 3.0
 """Width, in years, of the Gaussian kernel that compares release years."""
+NLI_NEEDS = {"release_era_fit": "years"}
+"""The NLI fallback's era kernel needs item years; without them its similarity is the cosine alone."""
+UUA_NEEDS = {"category_weights": "categories"}
+"""The user summary's category weights need item categories; without them it lists titles only."""
 FUSION_NLI_WEIGHT = 0.5
 """Share of the (0–1 scaled) NLI score in the ranker's fallback fusion."""
 NEUTRAL_SCORE = (NLI_MIN + NLI_MAX) / 2

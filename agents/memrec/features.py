@@ -38,6 +38,10 @@ from world.embeddings import embed_texts
 from world.environment import Environment
 from world.paths import dataset_cache
 
+CURATION_NEEDS = {"metadata_overlap_score": "categories", "recency_days": "timestamps"}
+"""Curation features and the dataset field each needs: without categories metadata_overlap_score is
+0 for every neighbour (memory_similarity_score, MiniLM over titles and memories, remains); without
+timestamps recency_days compares interaction positions (edge_weight's recency counts items anyway)."""
 RECENCY_HALF_LIFE_ITEMS = 20.0
 """An interaction's edge weight halves for every 20 later interactions of the same user."""
 MAX_CATEGORIES = 512

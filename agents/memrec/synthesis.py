@@ -6,7 +6,8 @@ neighbour starts with its full note (users: their last three training titles; it
 to `ITEM_NOTE_CHARS`); while over budget the lowest-scored neighbour still at full length is
 shortened (one title / `SHORT_NOTE_CHARS`), then the lowest-scored neighbours are dropped, and
 last the user memory is cut. Fallback: facets are the categories with the highest weighted
-support over the curated neighbours (confidence = that support).
+support over the curated neighbours (confidence = that support); on a catalog without categories,
+the titles of the best-supported items (`title_facets`), matched by text similarity in ReRank.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import numpy as np
 from agents.base import AgentTask, InvalidAnswer
 from agents.memrec.curation import Curated
 from agents.memrec.features import FeatureIndex, recency_profile
+from agents.memrec.text_facets import support_edges, title_facets
 from agents.ranking import clip_score
 from agents.usage import estimate_tokens
 from agents.validation import (
@@ -46,6 +48,8 @@ ITEM_NOTE_CHARS = 200
 """Full item note: its memory cut to this many characters."""
 SHORT_NOTE_CHARS = 60
 """Shortened notes (over budget) keep this many characters."""
+SYNTHESIS_NEEDS = {"category_facets": "categories"}
+"""The fallback's category facets need item categories; without them facets are titles."""
 SUPPORTERS_PER_FACET = 5
 """Fallback facets list at most this many supporting neighbours."""
 
@@ -148,8 +152,11 @@ def category_facets(
 
     Membership of a category: items 1/0; users their share of it relative to their top category.
     Weights: curation scores (clipped at 0). Without neighbours (w/o Collab. Read) the user's own
-    training items stand in, weighted by edge weight, and facets list no supporters.
+    training items stand in, weighted by edge weight, and facets list no supporters. A catalog
+    without categories gets `title_facets` instead.
     """
+    if not index.categories:
+        return title_facets(index, curated, user_id, n_facets, visible)
     if curated.node_ids:
         items, users = curated.index[curated.is_item], curated.index[~curated.is_item]
         member = np.zeros((len(curated.node_ids), len(index.categories)))
@@ -173,12 +180,7 @@ def category_facets(
         source = f"{len(backers)} curated neighbours" if curated.node_ids else "the user's own history"
         text = f"{index.categories[j]} (weighted support {support[j]:.2f} from {source})"
         facets.append(Facet(facet=text, confidence=round(float(support[j]), 4), supporting_neighbors=backers))
-    top_score = float(curated.scores.max()) if len(curated.scores) and curated.scores.max() > 0 else 1.0
-    edges = [
-        SupportEdge(from_=node, to=user_node(user_id), w=round(max(float(s), 0.0) / top_score, 4))
-        for node, s in zip(curated.node_ids, curated.scores, strict=True)
-    ]
-    return FacetSet(facets=facets, support_edges=edges)
+    return FacetSet(facets=facets, support_edges=support_edges(curated, user_id))
 
 
 def validate_facets(

@@ -29,6 +29,7 @@ from typing import Any
 
 from world.data import Dataset, Interaction, Item, PresplitUser, natural_key
 from world.errors import DataFormatError
+from world.loaders.text import clean_title
 
 TITLE_FIELDS = ("title", "name", "title_without_series")
 TIME_FIELDS = ("date", "timestamp", "date_added")
@@ -128,7 +129,7 @@ def load_items(path: Path) -> dict[str, Item]:
         if item_id in items:
             raise DataFormatError(path, line, f"duplicate item id {item_id!r}")
         titles = (record.get(f) for f in TITLE_FIELDS)
-        title = next((str(t).strip() for t in titles if t is not None and str(t).strip()), "")
+        title = next((clean_title(str(t)) for t in titles if t is not None and clean_title(str(t))), "")
         attributes = _scalars(record, ITEM_USED)
         if record.get("publication_year") not in (None, "") and "year" not in attributes:
             attributes["year"] = str(record["publication_year"])

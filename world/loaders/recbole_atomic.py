@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from world.data import Dataset, Interaction, Item
 from world.errors import DataFormatError
 from world.loaders.atomic_file import parse_float, read_atomic
+from world.loaders.text import clean_title
 
 TITLE_FIELDS = ("title", "movie_title", "name", "item_name")
 CATEGORY_FIELDS = ("categories", "category", "class", "genre", "genres")
@@ -19,12 +19,7 @@ def split_categories(raw: str) -> tuple[str, ...]:
     """Split a category field: on ';' or ',' when present, else on whitespace (ml-100k)."""
     separator = ";" if ";" in raw else "," if "," in raw else None
     parts = raw.split(separator) if separator else raw.split()
-    return tuple(p.strip() for p in parts if p.strip())
-
-
-def clean_title(raw: str) -> str:
-    """Drop HTML remnants and collapse whitespace in a title."""
-    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>|&[a-z]+;", " ", raw)).strip()
+    return tuple(clean_title(p) for p in parts if clean_title(p))
 
 
 def first_present(row: dict[str, str], names: tuple[str, ...]) -> str | None:
