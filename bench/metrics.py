@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
+from bench.stats import metric_order
+
 
 def cutoffs(n_candidates: int) -> tuple[int, ...]:
     """K values reported for N candidates: 1, 3, 5, and 10 only when N > 10."""
@@ -34,8 +36,10 @@ def user_metrics(rank: int, n_candidates: int) -> dict[str, float]:
 
 
 def mean_metrics(per_user: Iterable[Mapping[str, float]]) -> dict[str, float]:
-    """Mean of each metric over users; `math.fsum` makes it independent of order."""
+    """Mean of each metric over users; `math.fsum` makes it independent of order. Keys come in
+    report order (hit@1, @3, @5, @10, ndcg@K by K, mrr, avg_hr) whatever order the rows have
+    (results.jsonl stores them sorted as text, where hit@10 precedes hit@3)."""
     rows = list(per_user)
     if not rows:
         return {}
-    return {key: math.fsum(row[key] for row in rows) / len(rows) for key in rows[0]}
+    return {key: math.fsum(row[key] for row in rows) / len(rows) for key in metric_order(rows[0])}

@@ -1,7 +1,8 @@
 """`recgraph datasets [PATH ...]`: every dataset available, with its size and the fields it has.
 
-It lists the built-in ml-100k, then the paths given (a dataset or a folder of datasets) or, without
-paths, every dataset under the data folder (`$RECGRAPH_DATA`, default `../shared/data`).
+It lists the paths given, in that order (a dataset, a folder of datasets, or a built-in name such as
+ml-100k), or, without paths, ml-100k and every dataset under the data folder (`$RECGRAPH_DATA`,
+default `../shared/data`).
 A dataset that cannot be read gets a row with its error and the listing goes on (exit code 1).
 """
 
@@ -44,14 +45,14 @@ def discover(folder: Path) -> list[str]:
 
 
 def specs(paths: list[str]) -> list[str]:
-    """What to describe: the built-in datasets, then the given ones (folders of datasets expanded)
-    or, without paths, those under the data folder."""
+    """What to describe: the given datasets in the order given (folders of datasets expanded; a
+    built-in only when named), or, without paths, the built-in ones and those under the data folder."""
     from world.datasets import BUILTIN
 
     if not paths:
         root = Path(os.environ.get(DATA_ENV) or DEFAULT_DATA)
         return [*BUILTIN, *(discover(root) if root.is_dir() else [])]
-    wanted: list[str] = list(BUILTIN)
+    wanted: list[str] = []
     for path in paths:
         wanted += (discover(Path(path)) if Path(path).is_dir() else []) or [path]
     return list(dict.fromkeys(wanted))
@@ -109,7 +110,7 @@ def add_datasets_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "paths",
         nargs="*",
-        help="datasets or folders of datasets besides ml-100k "
+        help="datasets (paths or ml-100k) or folders of datasets, listed in this order "
         f"(default: those under ${DATA_ENV}, else {DEFAULT_DATA})",
     )
     parser.set_defaults(handler=datasets)

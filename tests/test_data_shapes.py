@@ -130,3 +130,24 @@ def test_bench_all_methods_on_titles_only_lists_what_was_switched_off(
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()[1:]]
     memrec = [r for r in records if r.get("method") == "memrec"]
     assert memrec and all(f"category_facets: {NO_CATEGORIES}" in r["degraded"] for r in memrec)
+
+
+def test_metrics_come_in_numeric_order_from_a_resumed_log() -> None:
+    from bench.metrics import mean_metrics, user_metrics
+
+    stored = dict(sorted(user_metrics(4, 20).items()))  # results.jsonl keeps keys sorted as text
+    assert list(stored)[:3] == ["avg_hr", "hit@1", "hit@10"]
+    assert list(mean_metrics([stored])) == [
+        "hit@1", "hit@3", "hit@5", "hit@10", "ndcg@3", "ndcg@5", "ndcg@10", "mrr", "avg_hr",
+    ]
+
+
+def test_evolving_scenarios_on_order_only_data_are_refused_in_one_line(shape_dirs: dict[str, str]) -> None:
+    from world.errors import ProtocolError
+    from world.scenarios import check_scenario
+
+    has_time = load_dataset(shape_dirs["order_only"]).has_time
+    refused = r"keeps the 90 days before the target.*only has interaction order"
+    with pytest.raises(ProtocolError, match=refused):
+        check_scenario("evolving_long", has_time)
+    check_scenario("cold_user", has_time)

@@ -28,8 +28,12 @@ def check_scenario(scenario: str, has_time: bool) -> None:
     if scenario not in SCENARIOS:
         raise ProtocolError(f"unknown scenario {scenario!r}; choose one of {', '.join(SCENARIOS)}")
     if scenario in WINDOW_DAYS and not has_time:
+        # Positions say which came first, not how many days passed: a "last k items" cut would be
+        # cold_user under another name, so the day windows are refused rather than redefined.
         raise ProtocolError(
-            f"scenario {scenario!r} needs timestamps, but this dataset only has interaction order"
+            f"scenario {scenario!r} needs timestamps (it keeps the {WINDOW_DAYS[scenario]} days before "
+            "the target), but this dataset only has interaction order; use classic, cold_user "
+            "(the last 3 items) or cold_item"
         )
 
 
