@@ -242,10 +242,11 @@ def write_report_png(
         f"{dataset} · {protocol['scenario']} · N={protocol['candidates']} · "
         f"{len(names)} methods · backend: {describe_backend(protocol['llm'])}"
     )
-    figure.suptitle(textwrap.fill(title, 100), fontsize=9)
+    # ~12 characters of 9-pt text per inch: wrap to the figure's width, and save the title's box too
+    figure.suptitle(textwrap.fill(title, int(figure.get_figwidth() * 12)), fontsize=9)
     figure.tight_layout()
     path = out / "report.png"
-    figure.savefig(path, dpi=110)
+    figure.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(figure)
     return path
 
