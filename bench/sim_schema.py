@@ -18,7 +18,13 @@ ID_MODES: tuple[str, ...] = ("normal", "echo", "unknown_ids", "duplicate_ids")
 
 _ID_LINE = re.compile(r"^\s*\[(?P<id>[^\]\s]+)\]")
 _HEADER = re.compile(r"^\s*candidates", re.IGNORECASE)
-_SENTENCE = "A short simulated sentence."
+_VOCABULARY = (
+    "prefers steady recent picks with strong ratings and returns to familiar genres while trying "
+    "new releases from related styles often in short bursts after long quiet periods mostly "
+    "acclaimed titles sometimes lighter choices broad taste narrow focus repeated themes"
+)
+_WORDS = tuple(_VOCABULARY.split())
+"""Vocabulary of the simulated sentences (neutral words; no ids, no instructions)."""
 _FORMATS = {
     "date-time": "2024-01-01T00:00:00Z",
     "date": "2024-01-01",
@@ -89,6 +95,9 @@ class _Filler:
         self.mode = mode
         self.id_arrays = 0
         self.arranged: list[str] | None = None
+        # Sentences draw from their own generator, seeded from the request's without consuming it:
+        # the ids arrange exactly as they would with no text fields.
+        self.words = random.Random(hash(rng.getstate()[1]))
 
     def resolve(self, schema: Any) -> dict[str, Any]:
         """Follow `$ref` (JSON pointers into the root) and merge `allOf` parts."""
@@ -152,7 +161,13 @@ class _Filler:
             return None
         if name == "item_id" and self.ids and not in_id_array:
             return self.ids[0]
-        return _string(schema)
+        return _string(schema, self.sentence())
+
+    def sentence(self) -> str:
+        """A distinct sentence of 6-18 words: answers differ by request and cost what a model's
+        short free-text fields cost."""
+        words = [self.words.choice(_WORDS) for _ in range(self.words.randint(6, 18))]
+        return " ".join(words).capitalize() + "."
 
     def fill_object(self, schema: dict[str, Any], depth: int) -> dict[str, Any]:
         """All properties, required ones first."""
@@ -199,9 +214,9 @@ class _Filler:
         return values
 
 
-def _string(schema: dict[str, Any]) -> str:
-    """A short sentence (or a value of the declared format) within minLength/maxLength."""
-    text = _FORMATS.get(schema.get("format", ""), _SENTENCE)
+def _string(schema: dict[str, Any], sentence: str) -> str:
+    """`sentence` (or a value of the declared format) within minLength/maxLength."""
+    text = _FORMATS.get(schema.get("format", ""), sentence)
     low = int(schema.get("minLength", 0))
     if len(text) < low:
         text = (text + " ") * (low // (len(text) + 1) + 1)

@@ -23,6 +23,7 @@ from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field
 
 from bench.sim_process import SimServer
+from bench.sim_schema import _VOCABULARY
 from bench.sim_server import FAULT_KINDS, extract_candidate_ids, fill_schema
 
 REPO = Path(__file__).resolve().parent.parent
@@ -118,9 +119,22 @@ def test_fill_schema_without_ids_uses_min_items_and_still_validates() -> None:
     value = fill_schema(Ranking.model_json_schema(), [], random.Random(0))
     parsed = Ranking.model_validate(value)
     assert len(parsed.ranking) == 1 and len(parsed.items) == 1
-    assert parsed.item_id == "A short simulated sentence."
+    words = parsed.item_id.rstrip(".").lower().split()
+    assert 6 <= len(words) <= 18 and set(words) <= set(_VOCABULARY.split())
     schema = {"type": "array", "minItems": 3, "maxItems": 5, "items": {"type": "integer", "minimum": 7}}
     assert fill_schema(schema, [], random.Random(0)) == [7, 7, 7]
+
+
+def test_simulated_sentences_differ_by_request_and_leave_the_ids_alone() -> None:
+    ranking = {"type": "array", "items": {"type": "string"}}
+    schema = {"type": "object", "properties": {"reason": {"type": "string"}, "ranking": ranking}}
+    without_text = {"type": "object", "properties": {"ranking": ranking}}
+    ids = ["1", "2", "3", "4", "5"]
+    answers = [fill_schema(schema, ids, random.Random(seed)) for seed in range(5)]
+    assert len({a["reason"] for a in answers}) == 5  # distinct text per request
+    assert fill_schema(schema, ids, random.Random(3)) == answers[3]  # and reproducible
+    for seed, answer in enumerate(answers):  # the text draws nothing from the ids' generator
+        assert answer["ranking"] == fill_schema(without_text, ids, random.Random(seed))["ranking"]
 
 
 @pytest.mark.parametrize(
@@ -151,8 +165,13 @@ def test_fill_schema_modes_damage_id_arrays() -> None:
     assert len(unknown) == len(IDS) and [i for i in unknown if i not in IDS] == ["ghost-1"]
     duplicate = fill_schema(schema, IDS, random.Random(0), "duplicate_ids")["ranking"]
     assert len(duplicate) == len(IDS) and len(set(duplicate)) == len(IDS) - 1 and set(duplicate) < set(IDS)
-    named = {"type": "object", "properties": {"candidate_ids": {"type": "array", "items": {"type": "string"}},
-                                              "notes": {"type": "array", "items": {"type": "string"}}}}
+    named = {
+        "type": "object",
+        "properties": {
+            "candidate_ids": {"type": "array", "items": {"type": "string"}},
+            "notes": {"type": "array", "items": {"type": "string"}},
+        },
+    }
     value = fill_schema(named, IDS, random.Random(0))
     assert sorted(value["candidate_ids"]) == sorted(IDS) and len(value["notes"]) == 1
 
@@ -192,10 +211,17 @@ def test_raw_protocol_shape_keepalive_and_endpoints(server: SimServer) -> None:
         {"role": "assistant", "content": "ok"},
         {"role": "user", "content": [{"type": "text", "text": "Candidates:\n[n1] a\n[n2] b\n[n3] c"}]},
     ]
-    schema = {"type": "object", "properties": {"ranking": {"type": "array", "items": {"type": "string"}}},
-              "required": ["ranking"], "additionalProperties": False}
-    body = {"model": "my-model", "messages": messages,
-            "response_format": {"type": "json_schema", "json_schema": {"name": "r", "schema": schema}}}
+    schema = {
+        "type": "object",
+        "properties": {"ranking": {"type": "array", "items": {"type": "string"}}},
+        "required": ["ranking"],
+        "additionalProperties": False,
+    }
+    body = {
+        "model": "my-model",
+        "messages": messages,
+        "response_format": {"type": "json_schema", "json_schema": {"name": "r", "schema": schema}},
+    }
     sockets = set()
     for _ in range(3):  # one TCP connection serves several requests (keep-alive)
         conn.request("POST", "/v1/chat/completions", json.dumps(body), {"Content-Type": "application/json"})
@@ -210,8 +236,9 @@ def test_raw_protocol_shape_keepalive_and_endpoints(server: SimServer) -> None:
     assert choice["index"] == 0 and choice["finish_reason"] == "stop"
     content = choice["message"]["content"]
     assert sorted(json.loads(content)["ranking"]) == ["n1", "n2", "n3"]  # ids from the LAST user message
-    prompt_chars = sum(len(m["content"]) if isinstance(m["content"], str) else len(m["content"][0]["text"])
-                       for m in messages)
+    prompt_chars = sum(
+        len(m["content"]) if isinstance(m["content"], str) else len(m["content"][0]["text"]) for m in messages
+    )
     usage = answer["usage"]
     assert usage["prompt_tokens"] == math.ceil(prompt_chars / 4)
     assert usage["completion_tokens"] == math.ceil(len(content) / 4)
@@ -241,10 +268,16 @@ def test_raw_protocol_shape_keepalive_and_endpoints(server: SimServer) -> None:
 def test_plain_text_and_tool_choice(server: SimServer) -> None:
     text = chat(server).invoke(PROMPT)
     assert text.content.startswith("Simulated answer.") and all(i in text.content for i in IDS)
-    tools = [{"type": "function", "function": {"name": name, "parameters": SimpleRanking.model_json_schema()}}
-             for name in ("first", "second")]
-    body = {"model": "m", "messages": [{"role": "user", "content": PROMPT}], "tools": tools,
-            "tool_choice": {"type": "function", "function": {"name": "second"}}}
+    tools = [
+        {"type": "function", "function": {"name": name, "parameters": SimpleRanking.model_json_schema()}}
+        for name in ("first", "second")
+    ]
+    body = {
+        "model": "m",
+        "messages": [{"role": "user", "content": PROMPT}],
+        "tools": tools,
+        "tool_choice": {"type": "function", "function": {"name": "second"}},
+    }
     status, _, answer = post(server, body)
     call = answer["choices"][0]["message"]["tool_calls"][0]
     assert status == 200 and answer["choices"][0]["finish_reason"] == "tool_calls"
@@ -259,8 +292,11 @@ def _check_fault(kind: str, sim: SimServer) -> None:
     """Call the server once with a fault of `kind` forced and assert the client-side symptom."""
     llm = chat(sim, timeout=0.5 if kind == "timeout" else 5)
     structured = llm.with_structured_output(SimpleRanking, method="function_calling", include_raw=True)
-    errors = {"http_429": openai.RateLimitError, "http_500": openai.InternalServerError,
-              "timeout": openai.APITimeoutError}
+    errors = {
+        "http_429": openai.RateLimitError,
+        "http_500": openai.InternalServerError,
+        "timeout": openai.APITimeoutError,
+    }
     if kind in errors:
         started = time.perf_counter()
         with pytest.raises(errors[kind]) as info:
@@ -336,8 +372,13 @@ def test_thirty_two_concurrent_requests_overlap() -> None:
 
 
 def test_cli_bad_faults_exit_2_with_one_line() -> None:
-    result = subprocess.run([sys.executable, "-m", "bench.sim_server", "--faults", "http_429,bogus"],
-                            cwd=REPO, capture_output=True, text=True, timeout=30)
+    result = subprocess.run(
+        [sys.executable, "-m", "bench.sim_server", "--faults", "http_429,bogus"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert result.returncode == 2 and result.stdout == ""
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "bogus" in lines[0]
@@ -346,8 +387,13 @@ def test_cli_bad_faults_exit_2_with_one_line() -> None:
 
 
 def test_cli_ready_line_and_sigterm_exit_0() -> None:
-    process = subprocess.Popen([sys.executable, "-m", "bench.sim_server", "--port", "0"], cwd=REPO,
-                               stdout=subprocess.PIPE, text=True, start_new_session=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bench.sim_server", "--port", "0"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         line = process.stdout.readline()
         assert line.startswith("READY http://127.0.0.1:") and line.rstrip().endswith("/v1")
