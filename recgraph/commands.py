@@ -204,6 +204,8 @@ def recommend(args: argparse.Namespace) -> int:
     notice = fallback_notice(output.get("usage") or [])
     if notice:  # said plainly: this answer (or part of it) is not the LLM's
         console.print(f"[bold yellow]{escape(notice)}[/]")
+    if output.get("degraded"):  # features this dataset cannot feed (state/degraded.py)
+        console.print(escape("switched off for this dataset: " + "; ".join(output["degraded"])))
     return 0
 
 
