@@ -13,10 +13,11 @@ from rich.table import Table
 from agents.backends import describe_backend
 from bench import stats
 from bench.fallbacks import FALLBACK_NOTE, FallbackCheck, fallback_lines, format_share
-from bench.sim_injection import SYMPTOMS
+from bench.fault_report import fault_table as fault_table  # re-exported: the report's parts
+from bench.fault_report import observed_faults as observed_faults
+from bench.report_png import HEADLINE
+from bench.report_png import write_report_png as write_report_png
 
-HEADLINE = ("hit@1", "ndcg@5", "mrr", "avg_hr")
-"""Metrics plotted in report.png."""
 COST_COLUMNS = (
     "llm_attempts",
     "llm_calls",
@@ -76,8 +77,7 @@ def markdown_table(methods: dict[str, dict[str, Any]], comparisons: dict | None 
     lines = ["| method | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]
     for name, row in methods.items():
         cells = [
-            _cell(row, name, c, comparisons, 4, True) if c in metrics else _usage(row, c, 4)
-            for c in columns
+            _cell(row, name, c, comparisons, 4, True) if c in metrics else _usage(row, c, 4) for c in columns
         ]
         lines.append(f"| {_label(name, comparisons)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -181,76 +181,6 @@ def write_report_md(
     return path
 
 
-def _errors(values: list[float], intervals: list[Any]) -> list[list[float]]:
-    """matplotlib's asymmetric yerr from [low, high] intervals (0 where there is none)."""
-    below = [max(0.0, v - ci[0]) if ci else 0.0 for v, ci in zip(values, intervals, strict=True)]
-    above = [max(0.0, ci[1] - v) if ci else 0.0 for v, ci in zip(values, intervals, strict=True)]
-    return [below, above]
-
-
-def write_report_png(
-    out: Path, dataset: str, protocol: dict[str, Any], methods: dict, comparisons: dict | None = None
-) -> Path:
-    """Write `<out>/report.png`: headline metrics per method with 95% CIs and, when there is a
-    reference, a second panel of paired differences against it with their 95% CIs."""
-    import textwrap
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    names = list(methods)
-    differences = (comparisons or {}).get("methods") or {}
-    width = 0.8 / len(HEADLINE)
-    panels = 2 if differences else 1
-    size = (max(6, 0.9 * len(names) + 2), 4.2 * panels)
-    figure, axes = plt.subplots(panels, 1, figsize=size, squeeze=False)  # stacked: readable when wide
-    left = axes[0][0]
-    positions = np.arange(len(names))
-    for offset, metric in enumerate(HEADLINE):
-        values = [methods[n].get(metric, 0.0) for n in names]
-        intervals = [methods[n].get(f"{metric}_ci") for n in names]
-        errors = _errors(values, intervals)
-        left.bar(positions + offset * width, values, width, yerr=errors, capsize=2, label=metric)
-    left.set_xticks(positions + width * (len(HEADLINE) - 1) / 2, names, rotation=20)
-    left.set_ylim(0, 1.05)
-    left.set_title("headline metrics (error bars: 95% bootstrap CI over users)", fontsize=9)
-    left.legend(fontsize=8)
-    if differences:
-        right = axes[1][0]
-        others = list(differences)
-        spots = np.arange(len(others))
-        for offset, metric in enumerate(HEADLINE):
-            rows = [differences[n].get(metric) or {} for n in others]
-            values = [row.get("difference", 0.0) for row in rows]
-            intervals = [row.get("ci") for row in rows]
-            errors = _errors(values, intervals)
-            right.bar(spots + offset * width, values, width, yerr=errors, capsize=2, label=metric)
-            for spot, value, row in zip(spots, values, rows, strict=True):  # verdict, across the 0 line
-                where = "top" if value >= 0 else "bottom"
-                marker = row.get("marker", "")
-                right.text(spot + offset * width, 0.0, marker, ha="center", va=where, fontsize=9)
-        right.use_sticky_edges = False
-        right.margins(y=0.08)
-        right.axhline(0.0, color="black", linewidth=0.8)
-        right.set_xticks(spots + width * (len(HEADLINE) - 1) / 2, others, rotation=20)
-        right.set_title(f"paired difference vs {comparisons['reference']} (95% bootstrap CI)", fontsize=9)
-        right.legend(fontsize=8)
-    title = (
-        f"{dataset} · {protocol['scenario']} · N={protocol['candidates']} · "
-        f"{len(names)} methods · backend: {describe_backend(protocol['llm'])}"
-    )
-    # ~12 characters of 9-pt text per inch: wrap to the figure's width, and save the title's box too
-    figure.suptitle(textwrap.fill(title, int(figure.get_figwidth() * 12)), fontsize=9)
-    figure.tight_layout()
-    path = out / "report.png"
-    figure.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(figure)
-    return path
-
-
 RICH_USAGE = ("llm_attempts", "llm_calls", "fallbacks", "fallback_share")
 """Usage columns of the console table."""
 SHORT_NAMES = {
@@ -259,6 +189,8 @@ SHORT_NAMES = {
     "fallback_share": "fallback",
     "seconds_per_user": "s/user",
 }
+
+
 def rich_table(
     dataset: str, protocol: dict[str, Any], methods: dict, comparisons: dict | None = None
 ) -> Table:
@@ -271,8 +203,7 @@ def rich_table(
         table.add_column(SHORT_NAMES.get(column, column), justify="right")
     for name, row in methods.items():
         cells = [
-            _cell(row, name, c, comparisons, 3, False) if c in metrics else _usage(row, c, 3)
-            for c in columns
+            _cell(row, name, c, comparisons, 3, False) if c in metrics else _usage(row, c, 3) for c in columns
         ]
         table.add_row(_label(name, comparisons), *cells)
     return table
@@ -310,45 +241,3 @@ def rich_report(
     if note:
         parts.append(escape(note))
     return Group(*parts)
-
-
-OBSERVED_AS = {
-    "http_429": ("errors", "http_429"),
-    "http_500": ("errors", "http_500"),
-    "timeout": ("errors", "timeout"),
-    "malformed_json": ("errors", "malformed_json"),
-    "truncated": ("errors", "truncated"),
-    "unknown_ids": ("repair_kinds", "unknown_id"),
-    "duplicate_ids": ("repair_kinds", "duplicate_id"),
-}
-"""Simulator fault kind -> where the client counts it (echo is a valid answer: not seen)."""
-
-
-def observed_faults(methods: dict[str, dict[str, Any]]) -> dict[str, int]:
-    """Client-side counts of each simulator fault kind, over all methods."""
-    counts = dict.fromkeys(OBSERVED_AS, 0)
-    for method_row in methods.values():
-        # Calls made before ranking count too: MemRec's warm-up writes, this run's training calls.
-        before = (method_row.get("stage_w") or {}, (method_row.get("training") or {}).get("this_run") or {})
-        for row in (method_row, *before):
-            for kind, (table, key) in OBSERVED_AS.items():
-                counts[kind] += row.get(table, {}).get(key, 0)
-    return counts
-
-
-def fault_table(server_stats: dict[str, Any], methods: dict[str, dict[str, Any]]) -> Table:
-    """Faults the simulator injected next to what the client observed."""
-    table = Table(title=f"simulator: {server_stats.get('requests', 0)} requests")
-    for column in ("fault", "injected", "observed by client"):
-        table.add_column(column)
-    observed = observed_faults(methods)
-    modes = server_stats.get("injection_modes") or {}
-    through = {kind: modes.get(mode, 0) for mode, kind in SYMPTOMS.items()}
-    for kind, injected in sorted(server_stats.get("faults", {}).items()):
-        shown = observed.get(kind, "not observable")
-        if kind == "injection" and modes:
-            shown = f"{modes.get('first', 0)} not observable (item put first); the rest: see their symptoms"
-        elif through.get(kind):  # obeyed injections show the same symptom as this kind
-            injected = f"{injected} + {through[kind]} by injection"
-        table.add_row(kind, str(injected), str(shown))
-    return table

@@ -105,7 +105,7 @@ def train_command(args: argparse.Namespace) -> int:
     summary = training_summary(run)
     print_summary(summary)
     if stats is not None:
-        from bench.report import fault_table
+        from bench.fault_report import fault_table
 
         console.print(fault_table(stats, {"training": summary["this_run"]}))
     return 0

@@ -83,7 +83,7 @@ def test_training_through_the_simulator_counts_every_injected_fault(tmp_path: Pa
 
 
 def test_training_faults_count_as_observed_in_the_bench_report() -> None:
-    from bench.report import observed_faults
+    from bench.fault_report import observed_faults
 
     row = {
         "errors": {"http_500": 1},

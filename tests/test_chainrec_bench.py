@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agents.chainrec.catalog import EVIDENCE_TOOLS
-from bench.report import observed_faults
+from bench.fault_report import observed_faults
 from recgraph.cli import main
 
 

@@ -10,8 +10,8 @@ from collections import Counter
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from bench.fault_report import fault_table, observed_faults
 from bench.protocol import Protocol, plan_cases
-from bench.report import fault_table, observed_faults
 from bench.sim_process import SimServer
 from bench.sim_server import parse_fault_kinds
 from graphs.registry import METHODS

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.report import observed_faults
+from bench.fault_report import observed_faults
 from recgraph.cli import main
 
 RUN = [sys.executable, "-m", "recgraph.cli"]

@@ -211,7 +211,7 @@ def test_lm_mem_initialisation_pass_is_validated_and_resumable(
 
 
 def test_faulty_simulator_counts_include_stage_w_calls(tmp_path: Path) -> None:
-    from bench.report import observed_faults
+    from bench.fault_report import observed_faults
     from recgraph.cli import main
 
     args = ["bench", "--methods", "memrec", "--llm", "sim", "--faults", "0.3", "--users", "16",
