@@ -189,8 +189,12 @@ def test_datasets_and_recommend(capsys) -> None:
 
     assert main(["datasets", str(SHARED_DATA / "CDs-100-user-sparse")]) == 0
     shown = capsys.readouterr().out
-    assert "943" in shown and "1682" in shown and "100000" in shown
     assert "CDs-100-user-sparse" in shown and "order only" in shown
+    assert "ml-100k" not in shown and "1682" not in shown  # only the paths given (issue 14)
+    assert main(["datasets", str(SHARED_DATA / "CDs-100-user-sparse"), "ml-100k"]) == 0
+    shown = capsys.readouterr().out
+    assert "943" in shown and "1682" in shown and "100000" in shown
+    assert shown.index("CDs-100-user-sparse") < shown.index("ml-100k")  # in the order given
     assert main(["recommend", "--method", "itemknn", "--user", "1", "--candidates", "10"]) == 0
     shown = capsys.readouterr().out
     assert "held-out target" in shown and "heuristic" in shown
