@@ -11,7 +11,8 @@ Each user's ranking is one root run (graphs/tracing.py gives it its name, tags a
 run id fixed up front); once scored, hit@1, ndcg@5 and the target's rank are attached to that run
 as feedback. A tracing endpoint that cannot be reached costs one warning, never the run: it is
 probed once before the run (tracing is then left off), failures while running are counted, not
-logged one by one, and the final upload is bounded by `FLUSH_SECONDS`.
+logged one by one, the final upload is bounded by `FLUSH_SECONDS`, and the exit never waits for a
+stalled endpoint (`UPLOAD_SETTINGS`).
 """
 
 from __future__ import annotations
@@ -127,6 +128,32 @@ class BenchTracing:
                 self.feedback_sent += 1
 
 
+UPLOAD_SETTINGS = {"LANGSMITH_USE_DAEMON": "true", "LANGSMITH_DISABLE_RUN_COMPRESSION": "true"}
+"""How the bench's langsmith client uploads: from daemon threads, so the process never waits at exit
+for an endpoint that stalls (the end of the run already waited `FLUSH_SECONDS` for it), and
+uncompressed, since compressed sends run in langsmith's shared thread pool, which exit joins (a
+stalled endpoint then holds the exit for minutes: each send retries with a 10 s read timeout)."""
+
+
+@contextmanager
+def upload_settings() -> Iterator[None]:
+    """`UPLOAD_SETTINGS` in the environment while the client exists (restored after)."""
+    import langsmith.utils
+
+    before = {key: os.environ.get(key) for key in UPLOAD_SETTINGS}
+    os.environ.update(UPLOAD_SETTINGS)
+    langsmith.utils.get_env_var.cache_clear()  # langsmith caches what it read of the environment
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        langsmith.utils.get_env_var.cache_clear()
+
+
 class _Counted(logging.Filter):
     """Holds back the langsmith client's per-batch upload warnings (one per failed batch, each
     after retries) and counts them: the run ends with one line instead."""
@@ -162,23 +189,30 @@ def bench_tracing(protocol: Protocol, trace: bool, project: str | None, warn: Wa
     from langsmith import Client
 
     failures: list[Exception] = []
-    client = Client(api_url=url, tracing_error_callback=failures.append)
     name = project or os.environ.get("LANGSMITH_PROJECT") or os.environ.get("LANGCHAIN_PROJECT") or "recgraph"
     quiet = _Counted()
     logger = logging.getLogger("langsmith.client")
     logger.addFilter(quiet)
-    tracing = BenchTracing(protocol, client)
     try:
-        with tracing_context(enabled=True, client=client, project_name=name):
-            yield tracing
+        with upload_settings():
+            client = Client(api_url=url, tracing_error_callback=failures.append)
+            tracing = BenchTracing(protocol, client)
+            try:
+                with tracing_context(enabled=True, client=client, project_name=name):
+                    yield tracing
+            finally:
+                bounded = {"timeout": FLUSH_SECONDS}
+                finished = threading.Thread(target=client.close, kwargs=bounded, daemon=True)
+                finished.start()
+                finished.join(FLUSH_SECONDS + 1.0)
+                queue = getattr(client, "tracing_queue", None)
+                stalled = finished.is_alive() or bool(queue is not None and queue.unfinished_tasks)
     finally:
-        finished = threading.Thread(target=client.close, kwargs={"timeout": FLUSH_SECONDS}, daemon=True)
-        finished.start()
-        finished.join(FLUSH_SECONDS + 1.0)
         logger.removeFilter(quiet)
-        if failures or tracing.failures or quiet.seen or finished.is_alive():
-            warn(
-                f"tracing: uploads to {url} failed ({len(failures)} batch(es), "
-                f"{len(tracing.failures)} feedback); some runs or feedback of this benchmark may be "
-                "missing from LangSmith"
-            )
+    if failures or tracing.failures or quiet.seen or stalled:
+        state = "stalled" if stalled and not failures else "failed"
+        warn(
+            f"tracing: uploads to {url} {state} ({len(failures)} batch(es) failed, "
+            f"{len(tracing.failures)} feedback); some runs or feedback of this benchmark may be "
+            "missing from LangSmith"
+        )
