@@ -39,10 +39,13 @@ enough that the client sends feedback given a `trace_id` in the background, besi
 class LangSmithStub:
     """The recording server; use as a context manager (`with LangSmithStub() as stub:`)."""
 
-    def __init__(self, refuse_uploads: bool = False) -> None:
-        """Bind a free loopback port (the server starts on `__enter__`); with `refuse_uploads`,
-        `/info` answers but every upload gets a 503 (a server failing mid-run)."""
+    def __init__(self, refuse_uploads: bool = False, stall_uploads: bool = False) -> None:
+        """Bind a free loopback port (the server starts on `__enter__`). `/info` always answers;
+        with `refuse_uploads` every upload gets a 503 (a server failing mid-run), with
+        `stall_uploads` no upload is answered until the stub stops (a server hanging mid-run)."""
         self.refuse_uploads = refuse_uploads
+        self.stall_uploads = stall_uploads
+        self._released = threading.Event()
         self.operations: list[tuple[str, dict[str, Any]]] = []
         """("post" | "patch", run fields) in arrival order."""
         self.feedback: list[dict[str, Any]] = []
@@ -64,6 +67,7 @@ class LangSmithStub:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._released.set()
         self._server.shutdown()
         self._server.server_close()
 
@@ -136,6 +140,10 @@ class LangSmithStub:
                 if self.command == "GET" and path == "/info":
                     stub.paths.append("GET /info")
                     answer: Any = INFO
+                elif stub.stall_uploads:
+                    stub.paths.append(f"{self.command} {path} (stalled)")
+                    stub._released.wait(120)
+                    return
                 elif stub.refuse_uploads:
                     stub.paths.append(f"{self.command} {path} (refused)")
                     self.send_response(503)

@@ -199,6 +199,24 @@ def test_an_endpoint_failing_mid_run_costs_one_warning(tmp_path: Path, monkeypat
     assert comparable(tmp_path / "traced") == comparable(tmp_path / "plain")
 
 
+def test_a_stalled_endpoint_does_not_hold_the_run(tmp_path: Path, monkeypatch, capsys) -> None:
+    import bench.tracing
+
+    monkeypatch.setattr(bench.tracing, "FLUSH_SECONDS", 1.0)
+    argv = [*BENCH, "--methods", "arag", "--llm", "heuristic"]
+    assert main([*argv, "--out", str(tmp_path / "plain")]) == 0
+    capsys.readouterr()
+    with LangSmithStub(stall_uploads=True) as stub:
+        monkeypatch.setenv("LANGSMITH_ENDPOINT", stub.url)
+        monkeypatch.setenv("LANGSMITH_API_KEY", "dummy")
+        assert main([*argv, "--out", str(tmp_path / "traced"), "--trace"]) == 0
+        stalled = [path for path in stub.paths if path.endswith("(stalled)")]
+    assert stalled and stub.operations == []
+    warned = warnings_in(capsys.readouterr().err)
+    assert len(warned) == 1 and "stalled" in warned[0]
+    assert comparable(tmp_path / "traced") == comparable(tmp_path / "plain")
+
+
 @pytest.fixture
 def langchain_env(monkeypatch) -> Iterator[Any]:
     """`monkeypatch` for LangSmith's environment variables, read afresh: the langsmith package caches
