@@ -155,6 +155,12 @@ def _format(value: Any, digits: int = 4) -> str:
     return str(value)
 
 
+def degraded_markdown(methods: dict) -> str:
+    """What each method switched off for lack of a dataset field (metrics.json `degraded`), or ""."""
+    rows = [f"- {name}: {'; '.join(row['degraded'])}" for name, row in methods.items() if row.get("degraded")]
+    return "Switched off for this dataset (a field it lacks):\n\n" + "\n".join(rows) if rows else ""
+
+
 def write_report_md(
     out: Path,
     dataset: str,
@@ -165,7 +171,7 @@ def write_report_md(
 ) -> Path:
     """Write `<out>/report.md` (with intervals, markers and paired differences when given, and the
     fallback warning above the table when a method is above its threshold)."""
-    parts = (comparison_note(comparisons), differences_markdown(comparisons))
+    parts = (comparison_note(comparisons), differences_markdown(comparisons), degraded_markdown(methods))
     extra = "".join(f"{part}\n\n" for part in parts if part)
     warning = "".join(f"> **{line}**\n\n" for line in fallback_lines(fallbacks))
     text = (

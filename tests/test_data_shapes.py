@@ -127,6 +127,9 @@ def test_bench_all_methods_on_titles_only_lists_what_was_switched_off(
     assert f"category_patterns: {NO_CATEGORIES}" in methods["amem4rec"]["degraded"]
     assert f"category_distributions: {NO_CATEGORIES}" in methods["chainrec"]["degraded"]
     assert "degraded" not in methods["itemknn"] and "degraded" not in methods["popularity"]
+    report = (out / "report.md").read_text()
+    assert f"- memrec: metadata_overlap_score: {NO_CATEGORIES}; category_facets: {NO_CATEGORIES}" in report
+    assert "- itemknn:" not in report
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()[1:]]
     memrec = [r for r in records if r.get("method") == "memrec"]
     assert memrec and all(f"category_facets: {NO_CATEGORIES}" in r["degraded"] for r in memrec)
