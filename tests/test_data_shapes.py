@@ -154,3 +154,28 @@ def test_evolving_scenarios_on_order_only_data_are_refused_in_one_line(shape_dir
     with pytest.raises(ProtocolError, match=refused):
         check_scenario("evolving_long", has_time)
     check_scenario("cold_user", has_time)
+
+
+def test_memrec_facets_on_a_titles_only_catalog_are_the_best_supported_titles(
+    shape_dirs: dict[str, str],
+) -> None:
+    from graphs.memrec import graph as memrec
+    from tests.chainrec_data import last_values
+
+    data = shape_dirs["titles_only"]
+    ctx = method_context("memrec_no_write", Context(dataset=data))
+    final = last_values(memrec, {"user_id": "a", "candidates": CANDIDATES["a"]}, ctx)
+    items = load_dataset(data).items
+    weights: dict[str, float] = {}
+    for record in final["curated"]:
+        if record["kind"] == "item":
+            weights[record["id"]] = max(record["score"], 0.0)
+    total = sum(weights.values())
+    best = sorted(weights, key=lambda node: -weights[node])[: ctx.memrec_facets]
+    facets = final["facets"]
+    assert [f["supporting_neighbors"] for f in facets] == [[node] for node in best]
+    for facet, node in zip(facets, best, strict=True):
+        assert facet["facet"].startswith(f'like "{items[node[2:]].title}"')
+        assert facet["confidence"] == pytest.approx(weights[node] / total, abs=1e-4)
+    why = final["rationales"][final["ranking"][0]]
+    assert "facet 0.00" not in why  # the title facets reach ReRank through MiniLM similarity
