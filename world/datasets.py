@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -62,7 +63,9 @@ def load_path(path: Path) -> Dataset:
 @lru_cache(maxsize=8)
 def _load_cached(spec: str) -> Dataset:
     if spec in BUILTIN:
-        return load_recbole_atomic(recbole_example_folder(spec), spec)
+        # Named by what it is, not where this venv extracted it: caches and AMEM4Rec pools of
+        # ml-100k stay valid across checkouts and virtual environments.
+        return replace(load_recbole_atomic(recbole_example_folder(spec), spec), source=f"builtin:{spec}")
     path = Path(spec).expanduser()
     if not path.exists() and not path.parent.is_dir():
         raise DatasetNotFoundError(
