@@ -124,6 +124,7 @@ def _chainrec(summary: str, **overrides: Any) -> MethodSpec:
         overrides,
         record_extras=CHAINREC_REWARD,
         llm_calls=f"{CALL_PLANS}:chainrec_calls",
+        cli="recgraph.chainrec_command:register",
     )
 
 
