@@ -7,7 +7,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import Runnable, RunnableConfig
 
@@ -22,6 +22,9 @@ from graphs.registry import get_graph, hook, method_context
 from graphs.tracing import untraced
 from state.context import Context
 from world.results_log import ResultsLog
+
+if TYPE_CHECKING:
+    from bench.workers import WorkerPool
 
 USAGE_FIELDS = (
     "llm_attempts",
@@ -245,6 +248,18 @@ def prepare_method(
     return prepare(request)
 
 
+def first_user_clock(started: float, first: list[float], hook: ProgressHook | None) -> ProgressHook:
+    """`hook`, also noting in `first` the seconds from `started` until the first user is ranked."""
+
+    def progress(method: str, count: int) -> None:
+        if not first:
+            first.append(time.perf_counter() - started)
+        if hook:
+            hook(method, count)
+
+    return progress
+
+
 def run_benchmark(
     methods: Sequence[str],
     cases: Sequence[EvalCase],
@@ -255,16 +270,47 @@ def run_benchmark(
     on_progress: ProgressHook | None = None,
     on_phase: PhaseProgress | None = None,
     tracing: BenchTracing | None = None,
+    workers: int = 1,
 ) -> dict[str, dict[str, Any]]:
     """Run every method (prepared by its hook, resuming from the log) and return metrics per method;
-    `tracing` (bench/tracing.py) gives each user's run its tags, metadata and feedback."""
+    `tracing` (bench/tracing.py) gives each user's run its tags, metadata and feedback; `workers` > 1
+    ranks each method's users over that many processes (bench/workers.py), hooks still run here."""
+    from bench.workers import ranking_pool  # here: bench.workers builds on this module
+
+    with ranking_pool(workers, context.dataset) as pool:
+        return _run_methods(
+            methods, cases, protocol, log, concurrency, context, on_progress, on_phase, tracing, pool
+        )
+
+
+def _run_methods(
+    methods: Sequence[str],
+    cases: Sequence[EvalCase],
+    protocol: Protocol,
+    log: ResultsLog,
+    concurrency: int,
+    context: Context,
+    on_progress: ProgressHook | None,
+    on_phase: PhaseProgress | None,
+    tracing: BenchTracing | None,
+    pool: WorkerPool | None,
+) -> dict[str, dict[str, Any]]:
+    """`run_benchmark`'s loop: each method prepared here, ranked here or by `pool`'s workers."""
     wanted = {case.user_id for case in cases}
     results = {}
     for method in methods:
+        started, first = time.perf_counter(), list[float]()  # setup: until the first user is ranked
         prepared = prepare_method(method, cases, protocol, log, concurrency, context, on_phase)
-        asyncio.run(
-            run_method(method, cases, protocol, log, concurrency, prepared.context, on_progress, tracing)
-        )
+        prepare_seconds = time.perf_counter() - started
+        progress = first_user_clock(started, first, on_progress)
+        if pool is not None:  # --workers N: users sharded over processes (bench/workers.py)
+            pool.rank(method, cases, protocol, log, concurrency, prepared.context, progress)
+        else:
+            asyncio.run(
+                run_method(method, cases, protocol, log, concurrency, prepared.context, progress, tracing)
+            )
         results[method] = method_metrics([r for u, r in log.done(method).items() if u in wanted])
         results[method].update(prepared.metrics)
+        setup = {"prepare": prepare_seconds, "to_first_user": first[0] if first else None}
+        results[method]["setup_seconds"] = setup
     return results

@@ -75,7 +75,12 @@ def fields_of(data: Dataset) -> str:
 
 
 def datasets(args: argparse.Namespace) -> int:
-    """`recgraph datasets`: one row per dataset; unreadable ones say why, the rest still list."""
+    """`recgraph datasets`: one row per dataset; unreadable ones say why, the rest still list
+    (`recgraph datasets synth ...` generates a synthetic catalog instead: recgraph/synth_command.py)."""
+    from recgraph.synth_command import synth, wants_synth
+
+    if wants_synth(args):
+        return synth(args)
     from rich.console import Console
     from rich.table import Table
 
@@ -103,14 +108,18 @@ def datasets(args: argparse.Namespace) -> int:
 
 
 def add_datasets_parser(commands: argparse._SubParsersAction) -> None:
-    """`recgraph datasets [PATH ...]`."""
+    """`recgraph datasets [PATH ...]` and `recgraph datasets synth ... --out DIR`."""
+    from recgraph.synth_command import add_synth_options
+
     parser = commands.add_parser(
         "datasets", help="list datasets with statistics and fields (bad ones are reported, not fatal)"
     )
     parser.add_argument(
         "paths",
         nargs="*",
-        help="datasets (paths or ml-100k) or folders of datasets, listed in this order "
+        help="datasets (paths or ml-100k) or folders of datasets, listed in this order; "
+        "or `synth` with the options below to generate one "
         f"(default: those under ${DATA_ENV}, else {DEFAULT_DATA})",
     )
+    add_synth_options(parser)
     parser.set_defaults(handler=datasets)
