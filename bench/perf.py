@@ -9,6 +9,10 @@ simulated server with a fixed per-call latency L, at concurrency C. Reported per
 - critical_path_depth: the longest chain of dependent LLM calls;
 - throughput_users_per_s against the ideal C / (depth · L), and their ratio;
 - input tokens and LLM calls per user;
+- the client floor (bench/client_floor.py): the requests the method sent in the warm-up pass,
+  replayed by a bare `ChatOpenAI.ainvoke` loop at the same concurrency and latency, and the
+  method's throughput over it (`efficiency_vs_client`);
+- the mean per user of every numeric figure the method puts in its outputs' `details`;
 - whatever the method's `perf_extras` hook adds (graphs/registry.py), measured after the timed pass.
 """
 
@@ -22,6 +26,7 @@ from dataclasses import replace
 from typing import Any
 
 from agents.usage import critical_path_depth
+from bench.client_floor import RequestRecorder, client_floor
 from bench.protocol import EvalCase
 from bench.runner import timed_invocation
 from graphs.lifecycle.hooks import PerfRequest
@@ -47,9 +52,21 @@ def overhead_of(seconds: float, output: dict[str, Any]) -> float:
 
 
 async def _timed_batch(
-    method: str, cases: Sequence[EvalCase], scenario: str, context: Context, concurrency: int
+    method: str,
+    cases: Sequence[EvalCase],
+    scenario: str,
+    context: Context,
+    concurrency: int,
+    recorders: dict[str, RequestRecorder] | None = None,
 ) -> tuple[float, list[tuple[float, dict[str, Any]]]]:
-    runner = timed_invocation(method, scenario, context)
+    """Run every case at `concurrency`; with `recorders`, each case's requests are recorded under
+    its user id (the warm-up pass only: a callback handler costs CPU the timed pass must not pay)."""
+
+    def configure(case: EvalCase) -> dict[str, Any]:
+        recorder = recorders.setdefault(case.user_id, RequestRecorder())  # type: ignore[union-attr]
+        return {"callbacks": [recorder]}
+
+    runner = timed_invocation(method, scenario, context, configure if recorders is not None else None)
     started = time.perf_counter()
     timed = await runner.abatch(list(cases), config={"max_concurrency": concurrency})
     results = [(seconds, output) for _, output, seconds in timed]
@@ -67,7 +84,8 @@ def measure_method(
     """Warm up, then time one invocation per case; returns the perf.json entry."""
     context = method_context(method, context)
     warmup = list(cases[: max(1, min(len(cases), concurrency))])
-    asyncio.run(_timed_batch(method, warmup, scenario, context, concurrency))
+    recorders: dict[str, RequestRecorder] = {}
+    asyncio.run(_timed_batch(method, warmup, scenario, context, concurrency, recorders))
     _, alone = asyncio.run(_timed_batch(method, warmup[:8], scenario, context, 1))
     wall, results = asyncio.run(_timed_batch(method, cases, scenario, context, concurrency))
     overheads, depths, tokens, calls = [], [], [], []
@@ -93,12 +111,29 @@ def measure_method(
         "wall_seconds": wall,
         "users": users,
     }
+    plans = [recorder.plan() for recorder in recorders.values()]
+    entry.update(client_floor(plans, users, context, concurrency, latency))
+    floor = entry["client_floor_users_per_s"]
+    entry["efficiency_vs_client"] = throughput / floor if floor else None
+    means = details_means([output for _, output in results])
+    if means:
+        entry["details_mean_per_user"] = means
     extras = hook(method, "perf_extras")
     if extras is not None:
         requests = [case.request(scenario) for case in cases]
         outputs = [output for _, output in results]
         entry.update(extras(PerfRequest(requests, scenario, context, concurrency, outputs)))
     return entry
+
+
+def details_means(outputs: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """Mean per user of each numeric field of the outputs' `details` (a user without it counts 0)."""
+    sums: dict[str, float] = {}
+    for output in outputs:
+        for key, value in (output.get("details") or {}).items():
+            if isinstance(value, int | float):  # bools count as 0/1: a share of users
+                sums[key] = sums.get(key, 0.0) + float(value)
+    return {key: total / len(outputs) for key, total in sums.items()} if outputs else {}
 
 
 def perf_context(base: Context, base_url: str) -> Context:

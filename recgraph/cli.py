@@ -32,11 +32,23 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="perf: overhead and throughput against the loopback LLM server",
     )
-    bench.add_argument("--latency", type=float, default=0.2, help="perf: seconds per LLM answer")
+    bench.add_argument(
+        "--latency",
+        type=float,
+        default=1.0,
+        help="perf only: seconds the simulator takes per LLM answer (1.0: a hosted model's order)",
+    )
     bench.add_argument("--methods", default="all", help="comma-separated names, or all")
     bench.add_argument("--users", type=int, default=200, help="users to evaluate")
     bench.add_argument("--candidates", type=int, default=10, help="candidates per user (N)")
     bench.add_argument("--concurrency", type=int, default=4, help="users in flight at once")
+    bench.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="processes the users are sharded over (the users in flight are shared among them); "
+        "for when one process's CPU is the limit",
+    )
     bench.add_argument("--out", default=None, help="output folder (resumable; default runs/bench)")
     bench.add_argument(
         "--reference",

@@ -38,6 +38,9 @@ def perf(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     (out / "perf.json").write_text(json.dumps(report, indent=2) + "\n")
     console.print(perf_table(report))
+    extras = extras_table(report)
+    if extras.row_count:
+        console.print(extras)
     for method, row in report["methods"].items():
         if "tokens_per_user_by_stage" in row:
             console.print(stage_table(method, row))
@@ -45,25 +48,64 @@ def perf(args: argparse.Namespace) -> int:
     return 0
 
 
+PERF_COLUMNS = (
+    "overhead_ms_per_user",
+    "overhead_ms_per_user_alone",
+    "critical_path_depth",
+    "throughput_users_per_s",
+    "ideal_users_per_s",
+    "efficiency",
+    "client_floor_users_per_s",
+    "efficiency_vs_client",
+    "input_tokens_per_user",
+    "llm_calls_per_user",
+)
+"""The main table's columns (every method has them)."""
+STAGE_KEYS = frozenset({"tokens_per_user_by_stage", "paper_table_8_tokens"})
+"""Figures the stage table shows, left out of the extras table."""
+
+
+def cell(value: object) -> str:
+    """One figure as table text (floats to 3 decimals, a missing one as a dash)."""
+    if value is None:
+        return "—"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
 def perf_table(report: dict) -> Table:
     """perf.json as a console table."""
     table = Table(title=f"bench perf · latency {report['latency_s']} s · concurrency {report['concurrency']}")
-    columns = (
-        "overhead_ms_per_user",
-        "overhead_ms_per_user_alone",
-        "critical_path_depth",
-        "throughput_users_per_s",
-        "ideal_users_per_s",
-        "efficiency",
-        "input_tokens_per_user",
-        "llm_calls_per_user",
-    )
     table.add_column("method", no_wrap=True)
-    for column in columns:
+    for column in PERF_COLUMNS:
         table.add_column(column.replace("_per_", "/").replace("_", " "), justify="right")
     for method, row in report["methods"].items():
-        cells = [f"{row[c]:.3f}" if isinstance(row[c], float) else str(row[c]) for c in columns]
-        table.add_row(method, *cells)
+        table.add_row(method, *(cell(row.get(c)) for c in PERF_COLUMNS))
+    return table
+
+
+def flat_figures(row: dict, prefix: str = "") -> list[tuple[str, object]]:
+    """A row's scalar figures with nested mappings flattened to dotted names (lists left out)."""
+    figures: list[tuple[str, object]] = []
+    for key, value in row.items():
+        if isinstance(value, dict):
+            figures.extend(flat_figures(value, f"{prefix}{key}."))
+        elif not isinstance(value, list):
+            figures.append((f"{prefix}{key}", value))
+    return figures
+
+
+def extras_table(report: dict) -> Table:
+    """Every figure a method adds beyond the main table (its `perf_extras` hook, the client floor's
+    detail, the mean of its per-user `details`), one row each, whatever the method."""
+    table = Table(title="bench perf · per-method extras")
+    for column, justify in (("method", "left"), ("figure", "left"), ("value", "right")):
+        table.add_column(column, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    shown = {*PERF_COLUMNS, "wall_seconds", "users"}
+    for method, row in report["methods"].items():
+        stage_keys = STAGE_KEYS if "tokens_per_user_by_stage" in row else frozenset()
+        extra = {k: v for k, v in row.items() if k not in shown and k not in stage_keys}
+        for name, value in flat_figures(extra):
+            table.add_row(method, name, cell(value))
     return table
 
 
