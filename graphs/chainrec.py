@@ -29,6 +29,7 @@ from agents.base import AgentResult
 from agents.chainrec.candidate_rank import rank_call
 from agents.chainrec.catalog import BY_NAME, CANDIDATE_RANK, TOOLS, ToolSpec
 from agents.chainrec.degraded import switched_off
+from agents.chainrec.learned_planner import needs_blocking
 from agents.chainrec.library import LIBRARY
 from agents.chainrec.mask import feasibility, forced
 from agents.chainrec.planners import RulePlanner, planner_for
@@ -233,6 +234,7 @@ def episode_details(state: ChainRecState, ctx: Context) -> dict[str, Any]:
             for entry in memory
         ],
         "planner": ctx.chainrec_planner,
+        "planner_used": sorted({d["planner"] for d in decisions}),
         "planner_repairs": sum(1 for d in decisions if d["repaired"]),
         "budget_stops": int(len(memory) >= ctx.chainrec_max_steps),
     }
@@ -261,7 +263,12 @@ def prepare_rank(state: ChainRecState, ctx: Context, env: Environment) -> AgentC
     return AgentCall(call.task, finish, context=call.context)
 
 
-planner = with_first_visit(agent_node(PLANNER, prepare_planner))
+def _planner_blocks(state: ChainRecState) -> bool:
+    """The learned planner's next decision reads a checkpoint or embeds new memory lines."""
+    return needs_blocking(current_context(), state.get("scenario") or "classic", state.get("memory", []))
+
+
+planner = with_first_visit(agent_node(PLANNER, prepare_planner, blocking_prepare=_planner_blocks))
 tool_nodes = {spec.name: agent_node(spec.node, tool_preparer(spec)) for spec in TOOLS if spec.name in LIBRARY}
 candidate_rank = agent_node(RANK_NODE, prepare_rank)
 

@@ -116,6 +116,10 @@ CHAINREC_ALL_TOOLS = 8
 """The Tool Agent Library's size: `chainrec_fixed` may call every tool (agents/chainrec/catalog.py)."""
 
 
+CHAINREC_LEARNED = "graphs.lifecycle.chainrec_learned:train_for_bench"
+"""Finds or trains (trajectories, SFT, DPO) the learned planner's checkpoint before ranking."""
+
+
 def _chainrec(summary: str, **overrides: Any) -> MethodSpec:
     return MethodSpec(
         "graphs.chainrec:graph",
@@ -182,13 +186,32 @@ METHODS: dict[str, MethodSpec] = {
     "amem4rec_no_evolution": _amem4rec("AMEM4Rec without evolution (store only)", amem_evolution=False),
     "amem4rec_no_semantic": _amem4rec("AMEM4Rec without the semantic validator", amem_semantic=False),
     "amem4rec_no_similarity": _amem4rec("AMEM4Rec without the similarity validator", amem_similarity=False),
-    "chainrec": _chainrec("ChainRec: a planner routes tool agents on a conditional edge, then CandidateRank"),
+    "chainrec": _chainrec(
+        "ChainRec: a planner routes tool agents on a conditional edge, then CandidateRank (learned "
+        "planner when the dataset has a checkpoint, else rule)",
+        chainrec_planner="auto",
+    ),
     "chainrec_fixed": _chainrec(
         "ChainRec fixed workflow: every feasible tool in catalog order, then CandidateRank",
         chainrec_planner="fixed",
         chainrec_max_steps=CHAINREC_ALL_TOOLS,
     ),
     "chainrec_llm_planner": _chainrec("ChainRec with the zero-shot LLM planner", chainrec_planner="llm"),
+    "chainrec_learned": replace(
+        _chainrec(
+            "ChainRec with the learned planner (SFT then DPO; trained when missing)",
+            chainrec_planner="learned",
+        ),
+        prepare=CHAINREC_LEARNED,
+    ),
+    "chainrec_sft": replace(
+        _chainrec(
+            "ChainRec with the learned planner after SFT only",
+            chainrec_planner="learned",
+            chainrec_policy_stage="sft",
+        ),
+        prepare=CHAINREC_LEARNED,
+    ),
 }
 """Method name -> spec; `all` means every entry, in this order."""
 

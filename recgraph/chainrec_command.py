@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 
-ACTION_MODULES: tuple[str, ...] = ()
+ACTION_MODULES: tuple[str, ...] = ("recgraph.chainrec_offline_command", "recgraph.chainrec_mine_command")
 """Modules adding `recgraph chainrec` actions (each has `add_actions(actions)`)."""
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-PlannerName = Literal["rule", "llm", "fixed"]
-"""Values of `Context.chainrec_planner` (a learned planner is added later through the same interface)."""
+PlannerName = Literal["rule", "llm", "fixed", "learned", "auto"]
+"""Values of `Context.chainrec_planner`."""
 
 
 def _weight(tool: str, default: float) -> float:
@@ -27,7 +27,9 @@ class ChainRecKnobs:
         default="rule",
         metadata={
             "description": "ChainRec planner: rule (state-dependent heuristic), llm (zero-shot, role "
-            "planner; falls back to rule) or fixed (the configured chain, then CandidateRank)."
+            "planner; falls back to rule), fixed (the configured chain, then CandidateRank), learned "
+            "(the trained policy of `recgraph chainrec train`) or auto (learned when a checkpoint exists "
+            "for the dataset, else rule; the trace says which)."
         },
     )
     chainrec_max_steps: int = field(
@@ -44,6 +46,35 @@ class ChainRecKnobs:
     chainrec_reward_lambda: float = field(
         default=0.01,
         metadata={"description": "ChainRec reward R = AvgHR@{1,3,5} - lambda * tool calls: the lambda."},
+    )
+    chainrec_policy_stage: Literal["dpo", "sft"] = field(
+        default="dpo",
+        metadata={
+            "description": "ChainRec learned planner: which weights to plan with, dpo (SFT then DPO) or sft."
+        },
+    )
+    chainrec_checkpoint: str = field(
+        default="",
+        metadata={
+            "description": "ChainRec learned planner: checkpoint folder (empty: the newest for the dataset "
+            "and scenario under the dataset's cache; none: the rule planner, said in the trace)."
+        },
+    )
+    chainrec_dpo_beta: float = field(
+        default=0.1, metadata={"description": "ChainRec planner training: DPO's beta (Eq. 11)."}
+    )
+    chainrec_train_tasks: int = field(
+        default=300,
+        metadata={
+            "description": "ChainRec planner training: training tasks (users' validation interactions)."
+        },
+    )
+    chainrec_chain_cap: int = field(
+        default=2000,
+        metadata={
+            "description": "ChainRec trajectories: enumerate every feasible chain up to this many per task, "
+            "else sample this many (seeded)."
+        },
     )
     chainrec_long_items: int = field(
         default=50,

@@ -177,8 +177,16 @@ PLANNERS: dict[str, Callable[[Context], Planner | AskingPlanner]] = {
     "rule": lambda ctx: RulePlanner(),
     "fixed": lambda ctx: FixedPlanner(parse_chain(ctx.chainrec_fixed_chain)),
     "llm": lambda ctx: LlmPlanner(),
+    "learned": lambda ctx: _learned(ctx),
+    "auto": lambda ctx: _learned(ctx),
 }
-"""`Context.chainrec_planner` -> factory. A new planner (e.g. "learned") is one more entry."""
+"""`Context.chainrec_planner` -> factory. A new planner is one more entry."""
+
+
+def _learned(ctx: Context) -> Planner:
+    from agents.chainrec.learned_planner import LearnedPlanner  # it builds on this module
+
+    return LearnedPlanner(ctx)
 
 
 def planner_for(ctx: Context) -> Planner | AskingPlanner:

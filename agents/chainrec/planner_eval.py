@@ -1,0 +1,78 @@
+"""The held-out comparison of planners on recorded trajectories (the paper's Table 3 shape): per
+planner the mean reward R(τ), AvgHR@{1,3,5} and steps over held-out training tasks.
+
+Planners: `fixed` (every feasible tool in catalog order, as `chainrec_fixed`), `best_fixed` (the one
+chain with the highest mean reward on the *training* tasks, applied to every held-out task), `rule`,
+`sft`, `learned` (SFT then DPO) and `oracle` (each task's best chain: the ceiling).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from agents.chainrec.planners import RulePlanner
+from agents.chainrec.policy import PolicyWeights
+from agents.chainrec.policy_data import StateTable, best_chain
+from agents.chainrec.rollout import greedy_chain, planner_decide, quality_of, reward_of, roll_out
+from agents.chainrec.trajectories import chain_actions
+
+
+def best_fixed_chain(rows: Sequence[dict[str, Any]]) -> str:
+    """The chain (as tool names joined by '>') with the highest mean reward over `rows`, counting only
+    chains every row scored (ties: fewer steps, then name)."""
+    totals: dict[str, list[float]] = defaultdict(list)
+    for row in rows:
+        for code, _, value in row["chains"]:
+            totals[">".join(chain_actions(row["tools"], code)[:-1])].append(value)
+    complete = {name: values for name, values in totals.items() if len(values) == len(rows)}
+    return min(complete, key=lambda n: (-float(np.mean(complete[n])), n.count(">"), n))
+
+
+def _summary(rows: Sequence[dict[str, Any]], chains: Sequence[Sequence[str]], lam: float) -> dict[str, float]:
+    rewards, qualities, steps = [], [], []
+    for row, tools in zip(rows, chains, strict=True):
+        value = reward_of(row, tools, lam)
+        if value is None:
+            continue
+        rewards.append(value)
+        qualities.append(quality_of(row, tools, lam))
+        steps.append(len(tools))
+    return {
+        "tasks": len(rewards),
+        "reward": round(float(np.mean(rewards)), 4) if rewards else float("nan"),
+        "avg_hr": round(float(np.mean(qualities)), 4) if qualities else float("nan"),
+        "steps": round(float(np.mean(steps)), 3) if steps else float("nan"),
+    }
+
+
+def compare_planners(
+    rows: Sequence[dict[str, Any]],
+    train_users: Sequence[str],
+    heldout_users: Sequence[str],
+    weights: dict[str, PolicyWeights],
+    max_steps: int,
+    lam: float,
+) -> dict[str, Any]:
+    """Held-out reward / AvgHR / steps per planner, and the best fixed chain's name."""
+    by_user = {row["user_id"]: row for row in rows}
+    held = [by_user[u] for u in heldout_users]
+    chosen = best_fixed_chain([by_user[u] for u in train_users])
+    fixed_tools = chosen.split(">")
+    table = StateTable(max_steps)
+    chains: dict[str, list[list[str]]] = {
+        "fixed": [list(row["tools"][:max_steps]) for row in held],
+        "best_fixed": [[t for t in fixed_tools if t in row["tools"]] for row in held],
+        "rule": [roll_out(row, planner_decide(RulePlanner(), max_steps), max_steps) for row in held],
+    }
+    for name, found in weights.items():
+        chains[name] = [greedy_chain(row, found, max_steps, table, i) for i, row in enumerate(held)]
+    chains["oracle"] = [chain_actions(row["tools"], best_chain(row)[0])[:-1] for row in held]
+    return {
+        "heldout_tasks": len(held),
+        "best_fixed_chain": chosen,
+        "planners": {name: _summary(held, found, lam) for name, found in chains.items()},
+    }

@@ -1,0 +1,335 @@
+"""ChainRec offline stage 1: tool-chain trajectories on training tasks, scored with R(τ).
+
+A *training task* is one user's validation interaction with its own candidates (target + N−1
+negatives the user never interacted with, seeded by (seed, user)), posed in the training world of
+training_env.py, where the test interaction does not exist. For each task every feasible chain (no
+repeated tool, at most `max_steps` tools, domain tools only when the data exists, then CandidateRank)
+is enumerated when there are at most `chain_cap` of them, else `chain_cap` distinct chains are
+sampled with a seeded generator. Each chain is scored R(τ) = AvgHR@{1,3,5} − λ|τ| (reward.py).
+
+Reuse: a tool's deterministic answer (heuristic backend) reads only the episode's user, scenario and
+candidates — never the memory — so it is computed once per (task, tool) and reused by every chain.
+With an LLM, user-side tools still see no memory, but item-side tools and CandidateRank show the
+memory in their prompt, so their answers are cached per ordered prefix instead. Likewise the
+heuristic ranking (the evidence fusion) depends only on which tools ran, so it is computed once per
+tool set (entries fused in catalog order); with an LLM, once per chain.
+
+Row layout (one per task): `task` (user, validation target, candidates, scenario), `facts` (the
+planner's LLM-free task facts, features.py), `tools` (the feasible evidence tools; a chain is written
+as the dot-joined indices of its tools in this list, e.g. "0.4.5" = tools[0], tools[4], tools[5],
+then CandidateRank), `tool_outputs` (memory entries by tool, or by "prefix>tool" with an LLM),
+`rankings` (code -> the ranking and its AvgHR@{1,3,5}; a tool set's code lists indices ascending),
+`chains` ([code, ranking code, reward] each) and `enumerated` (all chains, or a sample).
+
+Rows go to a durable JSONL (world.results_log: a protocol header on every row, fsynced appends, a
+half-written last line dropped), so an interrupted run resumes at the next task.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.backends import model_label
+from agents.base import AgentResult, run_agent
+from agents.chainrec.candidate_rank import rank_call
+from agents.chainrec.catalog import BY_NAME, CANDIDATE_RANK, EVIDENCE_TOOLS
+from agents.chainrec.features import task_facts
+from agents.chainrec.library import LIBRARY
+from agents.chainrec.mask import feasibility
+from agents.chainrec.reward import avg_hr, reward
+from agents.chainrec.tool_agent import Episode, memory_entry, tool_task
+from agents.chainrec.training_env import training_environment
+from agents.usage import AgentUsage
+from state.chainrec_state import MemoryEntry
+from state.context import Context, backend_for
+from tools.environment import EpisodeScope
+from tools.environment_corpus import corpus_of
+from world.data import natural_key
+from world.environment import Environment
+from world.errors import ProtocolError
+from world.results_log import ResultsLog
+from world.scenarios import check_scenario, eligible_users
+from world.seeding import user_rng
+
+ROW_METHOD = "chainrec_trajectories"
+"""The `method` field of every trajectory row (one row per task, keyed by user)."""
+FILE_NAME = "trajectories.jsonl"
+
+
+@dataclass(frozen=True)
+class TrajectoryConfig:
+    """What fixes a trajectory file (every row carries it; a resume must match it)."""
+
+    dataset: str
+    """Dataset name or path."""
+    scenario: str = "classic"
+    """Which interactions the tools may see (world.scenarios), relative to the validation target."""
+    tasks: int = 300
+    """Training tasks (users, a seeded sample; all eligible ones if fewer)."""
+    candidates: int = 20
+    """N: the validation target + N−1 negatives."""
+    seed: int = 0
+    """Seeds the task sample, the negatives and the chain sample."""
+    chain_cap: int = 2000
+    """Enumerate every feasible chain up to this many; above it, sample this many."""
+    max_steps: int = 6
+    """T_max: tools per chain at most."""
+    lam: float = 0.01
+    """λ of R(τ)."""
+    llm: str = "heuristic"
+    """The backend the tools and CandidateRank ran with."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The header stored with every row."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Task:
+    """One training task."""
+
+    user_id: str
+    """The user."""
+    target: str
+    """The validation item (the training world's held-out target)."""
+    candidates: tuple[str, ...]
+    """Shuffled target + negatives."""
+
+
+def config_from(
+    ctx: Context, scenario: str, tasks: int, candidates: int, seed: int, chain_cap: int
+) -> TrajectoryConfig:
+    """The trajectory config of a run context (step budget, λ and backend from `ctx`)."""
+    return TrajectoryConfig(
+        dataset=ctx.dataset,
+        scenario=scenario,
+        tasks=tasks,
+        candidates=candidates,
+        seed=seed,
+        chain_cap=chain_cap,
+        max_steps=ctx.chainrec_max_steps,
+        lam=ctx.chainrec_reward_lambda,
+        llm=backend_for(ctx, "rec"),
+    )
+
+
+def training_tasks(train: Environment, full: Environment, config: TrajectoryConfig) -> list[Task]:
+    """A seeded sample of training tasks: users eligible for the scenario in the training world,
+    their validation item as target, negatives among items they never touched (test item included
+    in what they touched, so it is never a negative)."""
+    check_scenario(config.scenario, train.dataset.has_time)
+    eligible = sorted(
+        eligible_users(train.cases, config.scenario, train.popularity, len(train.item_ids)), key=natural_key
+    )
+    if not eligible:
+        raise ProtocolError(f"no training task of {config.dataset!r} qualifies for {config.scenario!r}")
+    order = np.random.default_rng(config.seed).permutation(len(eligible))
+    users = sorted((eligible[i] for i in order[: config.tasks]), key=natural_key)
+    tasks = []
+    for user in users:
+        target = train.cases[user].target.item_id
+        touched = full.interacted(user)
+        rng = user_rng(config.seed, user, "chainrec_training_task")
+        negatives: dict[str, None] = {}
+        unseen = len(full.item_ids) - len(touched | {target})
+        if unseen < config.candidates - 1:
+            continue
+        while len(negatives) < config.candidates - 1:
+            item = full.item_ids[int(rng.integers(len(full.item_ids)))]
+            if item not in touched and item != target:
+                negatives[item] = None
+        items = [target, *negatives]
+        tasks.append(Task(user, target, tuple(items[i] for i in rng.permutation(len(items)))))
+    return tasks
+
+
+def feasible_tools(domain: dict[str, bool]) -> list[str]:
+    """Evidence tools the dataset's data allows, in catalog order."""
+    mask, _ = feasibility([], len(EVIDENCE_TOOLS), domain)
+    return [tool for tool in EVIDENCE_TOOLS if mask.get(tool, False)]
+
+
+def count_chains(n_tools: int, max_steps: int) -> int:
+    """How many feasible chains there are: ordered selections of 1..max_steps distinct tools."""
+    total, ways = 0, 1
+    for k in range(1, min(n_tools, max_steps) + 1):
+        ways *= n_tools - k + 1
+        total += ways
+    return total
+
+
+def all_chains(tools: Sequence[str], max_steps: int) -> Iterator[tuple[str, ...]]:
+    """Every feasible chain (tools only; CandidateRank follows each), shortest first."""
+    for k in range(1, min(len(tools), max_steps) + 1):
+        yield from itertools.permutations(tools, k)
+
+
+def chains_for(
+    task: Task, tools: Sequence[str], config: TrajectoryConfig
+) -> tuple[list[tuple[str, ...]], bool]:
+    """(the task's chains, whether they are all of them): enumerated up to the cap, else a seeded
+    sample of `chain_cap` distinct chains (length uniform, then tools uniform)."""
+    total = count_chains(len(tools), config.max_steps)
+    if total <= config.chain_cap:
+        return list(all_chains(tools, config.max_steps)), True
+    rng = user_rng(config.seed, task.user_id, "chainrec_chains")
+    longest = min(len(tools), config.max_steps)
+    picked: dict[tuple[str, ...], None] = {}
+    while len(picked) < config.chain_cap:
+        k = int(rng.integers(1, longest + 1))
+        picked[tuple(tools[i] for i in rng.permutation(len(tools))[:k])] = None
+    return list(picked), False
+
+
+def chain_code(tools: Sequence[str], chain: Sequence[str]) -> str:
+    """A chain written as the dot-joined indices of its tools in `tools`."""
+    return ".".join(str(tools.index(tool)) for tool in chain)
+
+
+def chain_actions(tools: Sequence[str], code: str) -> list[str]:
+    """The actions of a chain code: its tools, then CandidateRank."""
+    return [*(tools[int(i)] for i in code.split(".")), CANDIDATE_RANK]
+
+
+def _answer(task: Any, needed: bool, ctx: Context, agent: str) -> AgentResult:
+    if needed:
+        return run_agent(task, ctx)
+    return AgentResult(task.fallback(), AgentUsage(agent, model_label(backend_for(ctx, task.role))))
+
+
+class TaskRunner:
+    """Runs the tools and CandidateRank of one task, each answer computed once and reused."""
+
+    def __init__(self, scope: EpisodeScope, task: Task, ctx: Context, tools: Sequence[str]) -> None:
+        """`ctx`: the run's knobs (backend, budgets, fusion weights); `tools`: the feasible ones."""
+        self.scope, self.task, self.ctx, self.tools = scope, task, ctx, list(tools)
+        self.by_prefix = backend_for(ctx, "rec") != "heuristic"
+        self.outputs: dict[str, MemoryEntry] = {}
+        self.rankings: dict[str, dict[str, Any]] = {}
+
+    def episode(self, memory: Sequence[MemoryEntry]) -> Episode:
+        """The episode after `memory`."""
+        return Episode(self.scope, self.task.candidates, tuple(memory), self.ctx)
+
+    def tool_key(self, prefix: Sequence[str], tool: str) -> str:
+        """Cache key of a tool's answer: the tool, or with an LLM for item tools the prefix too."""
+        if self.by_prefix and BY_NAME[tool].side == "item":
+            return ">".join([*prefix, tool])
+        return tool
+
+    def entry(self, prefix: Sequence[str], tool: str) -> MemoryEntry:
+        """The memory entry `tool` writes after `prefix` ran (computed once per key)."""
+        key = self.tool_key(prefix, tool)
+        if key not in self.outputs:
+            memory = self.memory(prefix)
+            spec = BY_NAME[tool]
+            episode = self.episode(memory)
+            fetched = LIBRARY[tool](episode)
+            result = _answer(tool_task(spec, fetched, episode), fetched.needed, self.ctx, spec.node)
+            self.outputs[key] = memory_entry(spec, result, fetched, 0)
+        return self.outputs[key]
+
+    def memory(self, chain: Sequence[str]) -> list[MemoryEntry]:
+        """M_t after `chain` ran (entries with their step numbers)."""
+        return [{**self.entry(chain[:i], tool), "step": i + 1} for i, tool in enumerate(chain)]
+
+    def ranking_key(self, chain: Sequence[str]) -> str:
+        """Cache key of a chain's ranking: its tool set in catalog order (heuristic) or the chain."""
+        return chain_code(self.tools, chain if self.by_prefix else [t for t in self.tools if t in chain])
+
+    def rank(self, chain: Sequence[str]) -> str:
+        """Rank after `chain` (computed once per key); returns the key."""
+        key = self.ranking_key(chain)
+        if key not in self.rankings:
+            ordered = chain if self.by_prefix else [t for t in self.tools if t in chain]
+            call = rank_call(self.episode(self.memory(ordered)))
+            answer = _answer(call.task, True, call.context or self.ctx, "candidate_rank").output
+            ranking = [entry.item_id for entry in answer.ranked]
+            self.rankings[key] = {"ranking": ranking, "avg_hr": avg_hr(ranking, self.task.target)}
+        return key
+
+
+def run_task(train: Environment, task: Task, ctx: Context, config: TrajectoryConfig) -> dict[str, Any]:
+    """One task's row: the task, its facts, every tool output, the rankings and the scored chains."""
+    scope = EpisodeScope(train, task.user_id, config.scenario)
+    domain = dict(corpus_of(train).domain)
+    tools = feasible_tools(domain)
+    chains, complete = chains_for(task, tools, config)
+    runner = TaskRunner(scope, task, replace(ctx, chainrec_max_steps=config.max_steps), tools)
+    scored = []
+    for chain in chains:
+        key = runner.rank(chain)
+        quality = runner.rankings[key]["avg_hr"]
+        scored.append([chain_code(tools, chain), key, round(reward(quality, len(chain), config.lam), 6)])
+    return {
+        "method": ROW_METHOD,
+        "user_id": task.user_id,
+        "task": {
+            "user_id": task.user_id,
+            "target": task.target,
+            "candidates": list(task.candidates),
+            "scenario": config.scenario,
+        },
+        "facts": task_facts(scope, task.candidates),
+        "tools": tools,
+        "tool_outputs": runner.outputs,
+        "rankings": runner.rankings,
+        "chains": scored,
+        "enumerated": complete,
+    }
+
+
+@dataclass
+class TrajectoryRun:
+    """What `generate` did."""
+
+    path: Path
+    """The JSONL file."""
+    tasks: int
+    """Tasks in the file."""
+    new: int
+    """Tasks computed by this call (0: everything was already there)."""
+    chains: int
+    """Chains scored in the file."""
+
+
+def generate(
+    full: Environment,
+    ctx: Context,
+    config: TrajectoryConfig,
+    folder: Path,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> TrajectoryRun:
+    """Write (or complete) `folder/trajectories.jsonl` for `config`'s training tasks."""
+    folder.mkdir(parents=True, exist_ok=True)
+    train = training_environment(full)
+    tasks = training_tasks(train, full, config)
+    log = ResultsLog(folder / FILE_NAME, config.as_dict())
+    done = log.done(ROW_METHOD)
+    new = 0
+    for index, task in enumerate(tasks):
+        if task.user_id not in done:
+            log.append(run_task(train, task, ctx, config))
+            new += 1
+        if on_progress:
+            on_progress(index + 1, len(tasks))
+    rows = log.done(ROW_METHOD)
+    return TrajectoryRun(log.path, len(rows), new, sum(len(r["chains"]) for r in rows.values()))
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """The rows of a trajectory file, in user order (its header checked for consistency)."""
+    if not path.is_file():
+        raise ProtocolError(f"no trajectory file at {path}; run `recgraph chainrec trajectories` first")
+    import json
+
+    first = path.open(encoding="utf-8").readline()
+    protocol = json.loads(first)["protocol"] if first.strip() else {}
+    rows = ResultsLog(path, protocol).done(ROW_METHOD)
+    return [rows[user] for user in sorted(rows, key=natural_key)]

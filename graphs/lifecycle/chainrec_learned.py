@@ -1,0 +1,66 @@
+"""ChainRec's learned planner in the harness: the `prepare` hook of `chainrec_learned` and
+`chainrec_sft` finds the planner checkpoint for the dataset and the run's protocol (scenario,
+candidates, seed, backend) and the training knobs — or, when there is none, generates the
+trajectories on training tasks (users' validation interactions, never a test target) and trains
+SFT then DPO, reporting progress — and points the method's context at it. Both methods share one
+checkpoint (it holds the SFT and the DPO weights); a later run reuses it. Checkpoints live in the
+dataset's cache (agents/chainrec/offline.py), so every run of the same protocol finds them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from agents.chainrec.offline import ensure_checkpoint
+from agents.chainrec.policy_train import TrainConfig
+from agents.chainrec.trajectories import TrajectoryConfig
+from graphs.lifecycle.hooks import Prepared, PrepareRequest
+from state.context import Context, backend_for
+
+
+def trajectory_config(context: Context, protocol: dict[str, Any], scenario: str) -> TrajectoryConfig:
+    """The trajectories a run's planner trains on: the run's dataset, scenario, candidates, seed and
+    backend, and the method's budget, λ, task count and chain cap."""
+    return TrajectoryConfig(
+        dataset=context.dataset,
+        scenario=scenario,
+        tasks=context.chainrec_train_tasks,
+        candidates=int(protocol.get("candidates", 20)),
+        seed=int(protocol.get("seed", 0)),
+        chain_cap=context.chainrec_chain_cap,
+        max_steps=context.chainrec_max_steps,
+        lam=context.chainrec_reward_lambda,
+        llm=backend_for(context, "rec"),
+    )
+
+
+def train_config(context: Context, seed: int) -> TrainConfig:
+    """The training config of a run (β from the context)."""
+    return TrainConfig(beta=context.chainrec_dpo_beta, seed=seed)
+
+
+def train_for_bench(request: PrepareRequest) -> Prepared:
+    """`prepare` hook: the checkpoint (reused, or trajectories + SFT + DPO now), progress as
+    "<method> · trajectories|sft|dpo"; metrics.json gets `planner_training` (checkpoint, reuse,
+    counts and the held-out planner comparison)."""
+    context = request.context
+    config = trajectory_config(context, dict(request.protocol), request.scenario)
+    progress = request.on_progress
+    hook = (
+        (lambda phase, done, total: progress(f"{request.method} · {phase}", done, total))
+        if progress
+        else None
+    )
+    trained = ensure_checkpoint(config, train_config(context, config.seed), context, on_progress=hook)
+    summary = {
+        "checkpoint": str(trained.folder),
+        "stage": context.chainrec_policy_stage,
+        "reused": trained.reused,
+        "trajectory_tasks": trained.trajectories.tasks,
+        "trajectory_chains": trained.trajectories.chains,
+        **{k: v for k, v in trained.data.items() if k in ("dpo_pairs", "expert_decisions", "heldout_tasks")},
+        "heldout": trained.evaluation.get("planners", {}),
+        "best_fixed_chain": trained.evaluation.get("best_fixed_chain"),
+    }
+    return Prepared(replace(context, chainrec_checkpoint=str(trained.folder)), {"planner_training": summary})
