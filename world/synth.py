@@ -78,6 +78,11 @@ class SynthSpec:
                 f"--interactions must be at least {MIN_LENGTH} per user ({MIN_LENGTH * self.users} "
                 f"for {self.users} users), got {self.interactions}"
             )
+        if self.interactions > max_length(self.items) * self.users:
+            raise SynthError(
+                f"--interactions can be at most {max_length(self.items)} per user (half the catalog) "
+                f"for {self.users} users: {max_length(self.items) * self.users}, got {self.interactions}"
+            )
         if self.pool < 0 or self.pool >= self.items - MIN_LENGTH:
             raise SynthError(f"--candidates-pool must be between 0 and {self.items - MIN_LENGTH - 1}")
         if not 0 < self.pool_fraction <= 1:
@@ -126,7 +131,17 @@ def _lengths(rng: np.random.Generator, spec: SynthSpec) -> np.ndarray:
     """Heavy-tailed sequence lengths summing to `interactions` (capped so dedup can succeed)."""
     activity = rng.lognormal(0.0, 1.0, size=spec.users)
     extra = rng.multinomial(spec.interactions - MIN_LENGTH * spec.users, activity / activity.sum())
-    return np.minimum(MIN_LENGTH + extra, max(MIN_LENGTH, spec.items // 2))
+    lengths, cap = MIN_LENGTH + extra, max_length(spec.items)
+    while (excess := int(np.maximum(lengths - cap, 0).sum())) > 0:  # hand the excess to others
+        lengths = np.minimum(lengths, cap)
+        room = cap - lengths
+        lengths += rng.multinomial(excess, room / room.sum())
+    return lengths
+
+
+def max_length(items: int) -> int:
+    """The longest history generated: half the catalog (so that histories need no repeats)."""
+    return max(MIN_LENGTH, items // 2)
 
 
 class _Sampler:
