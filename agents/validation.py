@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
+from functools import lru_cache
 from typing import Any, Final, Literal, TypeVar, get_args
 
 from pydantic import BaseModel
@@ -200,6 +201,13 @@ def _at(schema: dict[str, Any], path: str) -> dict[str, Any]:
     return node
 
 
+@lru_cache(maxsize=64)
+def _model_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """pydantic's JSON schema of `model`, generated once per model (it costs milliseconds, paid per
+    agent call before); never mutated: `_inline` builds a fresh copy for every caller."""
+    return model.model_json_schema(by_alias=True)
+
+
 def constrained_schema(
     model: type[BaseModel], constraints: Mapping[str, Mapping[str, Any]] | None = None
 ) -> dict[str, Any]:
@@ -213,7 +221,7 @@ def constrained_schema(
     removes a key. Keep long free-text fields without `maxLength` where llama.cpp decodes them:
     it turns `maxLength` into a repetition grammar that is very slow for long strings.
     """
-    raw = model.model_json_schema(by_alias=True)
+    raw = _model_schema(model)
     schema = _inline(raw, raw.get("$defs", {}))
     for path, values in (constraints or {}).items():
         node = _at(schema, path)
