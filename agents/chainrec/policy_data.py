@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.chainrec.catalog import CANDIDATE_RANK
 from agents.chainrec.features import embed_lines, memory_line, state_vector
 from agents.chainrec.mask import feasibility
 from agents.chainrec.policy import ACTIONS
@@ -37,6 +38,18 @@ def prefers(a: tuple[str, float], b: tuple[str, float]) -> bool:
     """True when chain a is preferred to chain b (Eq. 11: higher reward; ties: fewer steps)."""
     steps_a, steps_b = a[0].count(".") + 1, b[0].count(".") + 1
     return a[1] > b[1] or (a[1] == b[1] and steps_a < steps_b)
+
+
+def row_mask(
+    row: dict[str, Any], used: Sequence[str], max_steps: int
+) -> tuple[dict[str, bool], dict[str, str]]:
+    """The feasibility mask of a recorded state, restricted to the tools the row recorded."""
+    mask, notes = feasibility(list(used), max_steps, row["facts"]["domain"])
+    for action in mask:
+        if action != CANDIDATE_RANK and action not in row["tools"] and mask[action]:
+            mask[action] = False
+            notes[action] = "not recorded in the trajectories"
+    return mask, notes
 
 
 def memory_at(row: dict[str, Any], tools: Sequence[str]) -> list[MemoryEntry]:
@@ -70,8 +83,7 @@ class StateTable:
             lines = [memory_line(entry) for entry in memory]
             vectors = embed_lines(lines) if lines else {}
             mean = np.mean([vectors[line] for line in lines], axis=0) if lines else np.zeros(384, np.float32)
-            domain = row["facts"]["domain"]
-            mask, _ = feasibility(list(used), self.max_steps, domain)
+            mask, _ = row_mask(row, used, self.max_steps)
             self.index[key] = len(self.vectors)
             self.vectors.append(state_vector(row["facts"], used, self.max_steps, mean))
             self.masks.append([bool(mask.get(action, False)) for action in ACTIONS])

@@ -5,19 +5,16 @@ curves and for the held-out comparison of planners (the paper's Table 3 shape)."
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from agents.chainrec.catalog import CANDIDATE_RANK
-from agents.chainrec.mask import feasibility
 from agents.chainrec.planning import Planner, PlanView
 from agents.chainrec.policy import ACTIONS, PolicyWeights
+from agents.chainrec.policy_data import StateTable, memory_at, row_mask
 from agents.chainrec.reward import reward
 from agents.chainrec.trajectories import chain_code
-
-if TYPE_CHECKING:
-    from agents.chainrec.policy_data import StateTable
 
 Decide = Callable[[dict[str, Any], tuple[str, ...]], str]
 """(row, tools run so far) -> the next action."""
@@ -27,7 +24,7 @@ def roll_out(row: dict[str, Any], decide: Decide, max_steps: int) -> list[str]:
     """The tools a decision rule runs on this task before CandidateRank."""
     used: tuple[str, ...] = ()
     while True:
-        mask, _ = feasibility(list(used), max_steps, row["facts"]["domain"])
+        mask, _ = row_mask(row, used, max_steps)
         feasible = [a for a in ACTIONS if mask.get(a, False)]
         action = feasible[0] if len(feasible) == 1 else decide(row, used)
         if action == CANDIDATE_RANK or action not in feasible:
@@ -50,10 +47,8 @@ def greedy_chain(
 
 def row_view(row: dict[str, Any], used: Sequence[str], max_steps: int) -> PlanView:
     """What an online planner would see on this task after `used` ran (recorded memory)."""
-    from agents.chainrec.policy_data import memory_at
-
     domain = row["facts"]["domain"]
-    mask, notes = feasibility(list(used), max_steps, domain)
+    mask, notes = row_mask(row, used, max_steps)
     task = row["task"]
     memory = tuple(memory_at(row, list(used)))
     return PlanView(

@@ -40,6 +40,8 @@ from agents.base import AgentResult, run_agent
 from agents.chainrec.candidate_rank import rank_call
 from agents.chainrec.catalog import BY_NAME, CANDIDATE_RANK, EVIDENCE_TOOLS
 from agents.chainrec.features import task_facts
+from agents.chainrec.fusion import fuse
+from agents.chainrec.item_tools import fetch_items
 from agents.chainrec.library import LIBRARY
 from agents.chainrec.mask import feasibility
 from agents.chainrec.reward import avg_hr, reward
@@ -212,6 +214,7 @@ class TaskRunner:
         self.by_prefix = backend_for(ctx, "rec") != "heuristic"
         self.outputs: dict[str, MemoryEntry] = {}
         self.rankings: dict[str, dict[str, Any]] = {}
+        self.records: list[dict[str, Any]] | None = None
 
     def episode(self, memory: Sequence[MemoryEntry]) -> Episode:
         """The episode after `memory`."""
@@ -247,10 +250,15 @@ class TaskRunner:
         """Rank after `chain` (computed once per key); returns the key."""
         key = self.ranking_key(chain)
         if key not in self.rankings:
-            ordered = chain if self.by_prefix else [t for t in self.tools if t in chain]
-            call = rank_call(self.episode(self.memory(ordered)))
-            answer = _answer(call.task, True, call.context or self.ctx, "candidate_rank").output
-            ranking = [entry.item_id for entry in answer.ranked]
+            if self.by_prefix:
+                call = rank_call(self.episode(self.memory(chain)))
+                answer = _answer(call.task, True, call.context or self.ctx, "candidate_rank").output
+                ranking = [entry.item_id for entry in answer.ranked]
+            else:  # CandidateRank's answer without a model is the fusion's order (candidate_rank.py)
+                if self.records is None:
+                    self.records = fetch_items(self.episode([]), list(self.task.candidates))
+                memory = self.memory([t for t in self.tools if t in chain])
+                ranking = fuse(self.scope.env, self.ctx, self.records, memory).order
             self.rankings[key] = {"ranking": ranking, "avg_hr": avg_hr(ranking, self.task.target)}
         return key
 
