@@ -12,6 +12,7 @@ from rich.table import Table
 
 from agents.backends import describe_backend
 from bench import stats
+from bench.crash import failure_markdown
 from bench.fallbacks import FALLBACK_NOTE, FallbackCheck, fallback_lines, format_share
 from bench.fault_report import fault_table as fault_table  # re-exported: the report's parts
 from bench.fault_report import observed_faults as observed_faults
@@ -46,12 +47,15 @@ def write_metrics(
     server_stats: dict | None = None,
     comparisons: dict | None = None,
     fallbacks: FallbackCheck | None = None,
+    *,
+    failed: dict[str, Any] | None = None,
 ) -> Path:
     """Write `<out>/metrics.json` in protocol.md's schema (+ the simulator's fault counts).
 
     With `comparisons` (bench.compare.add_statistics) it also holds `statistics` (how intervals
     and tests were computed) and `comparisons` (every method against the reference); with
-    `fallbacks` the thresholds and the methods above them (`fallbacks`).
+    `fallbacks` the thresholds and the methods above them (`fallbacks`); with `failed` the method
+    that stopped the run (bench.crash.failure_block), which `methods` then leaves out.
     """
     document: dict[str, Any] = {
         "dataset": dataset,
@@ -65,6 +69,8 @@ def write_metrics(
         document["comparisons"] = comparisons
     if fallbacks is not None:
         document["fallbacks"] = fallbacks.as_dict()
+    if failed is not None:
+        document["failed"] = failed
     path = out / "metrics.json"
     path.write_text(json.dumps(document, indent=2) + "\n")
     return path
@@ -168,12 +174,17 @@ def write_report_md(
     methods: dict,
     comparisons: dict | None = None,
     fallbacks: FallbackCheck | None = None,
+    *,
+    failed: dict[str, Any] | None = None,
 ) -> Path:
-    """Write `<out>/report.md` (with intervals, markers and paired differences when given, and the
-    fallback warning above the table when a method is above its threshold)."""
+    """Write `<out>/report.md` (with intervals, markers and paired differences when given, the
+    fallback warning above the table when a method is above its threshold, and the method that
+    stopped the run when one `failed`)."""
     parts = (comparison_note(comparisons), differences_markdown(comparisons), degraded_markdown(methods))
     extra = "".join(f"{part}\n\n" for part in parts if part)
     warning = "".join(f"> **{line}**\n\n" for line in fallback_lines(fallbacks))
+    if failed:
+        warning = f"{failure_markdown(failed)}\n\n{warning}"
     text = (
         f"# recgraph bench — {dataset}\n\n"
         f"- backend: {describe_backend(protocol['llm'])}\n"

@@ -38,10 +38,11 @@ def bench_args(out: Path, users: int = 40, concurrency: int = 4, methods: str = 
 
 
 def quality(path: Path) -> dict:
-    """metrics.json without the wall-clock field (the only one that may differ run to run)."""
+    """metrics.json without the wall-clock fields (the only ones that may differ run to run)."""
     document = json.loads((path / "metrics.json").read_text())
     for row in document["methods"].values():
         row.pop("seconds_per_user")
+        row.pop("setup_seconds", None)
     return document
 
 
