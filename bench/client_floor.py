@@ -135,12 +135,14 @@ def client_floor(
 ) -> dict[str, Any]:
     """Replay the recorded plans for `users` users at `concurrency` (after one untimed wave that
     opens the connections); the floor's throughput, its own efficiency against C / (depth · L),
-    and its calls, depth and input tokens per user (to compare with the method's)."""
+    and its calls, depth, input tokens and CPU milliseconds per user (to compare with the method's)."""
     plans = [plan for plan in plans if plan]
     if not plans:
         return {"client_floor_users_per_s": None}
     asyncio.run(_replay(plans, min(users, concurrency), context, concurrency))
+    cpu = time.process_time()
     wall, tokens = asyncio.run(_replay(plans, users, context, concurrency))
+    cpu = time.process_time() - cpu
     replayed = [plans[i % len(plans)] for i in range(users)]
     depth = max(plan_depth(plan) for plan in replayed)
     calls = [sum(len(chain) for step in plan for chain in step) for plan in replayed]
@@ -152,5 +154,6 @@ def client_floor(
         "client_floor_depth": depth,
         "client_floor_llm_calls_per_user": math.fsum(calls) / users,
         "client_floor_input_tokens_per_user": math.fsum(tokens) / users,
+        "client_floor_cpu_ms_per_user": 1000 * cpu / users,
         "client_floor_sampled_users": len(plans),
     }

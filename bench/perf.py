@@ -9,6 +9,8 @@ simulated server with a fixed per-call latency L, at concurrency C. Reported per
 - critical_path_depth: the longest chain of dependent LLM calls;
 - throughput_users_per_s against the ideal C / (depth · L), and their ratio;
 - input tokens and LLM calls per user;
+- cpu_ms_per_user: this process's CPU time (all threads) over the timed pass per user: unlike wall
+  times it hardly depends on what else the machine runs;
 - the client floor (bench/client_floor.py): the requests the method sent in the warm-up pass,
   replayed by a bare `ChatOpenAI.ainvoke` loop at the same concurrency and latency, and the
   method's throughput over it (`efficiency_vs_client`);
@@ -87,7 +89,9 @@ def measure_method(
     recorders: dict[str, RequestRecorder] = {}
     asyncio.run(_timed_batch(method, warmup, scenario, context, concurrency, recorders))
     _, alone = asyncio.run(_timed_batch(method, warmup[:8], scenario, context, 1))
+    cpu = time.process_time()
     wall, results = asyncio.run(_timed_batch(method, cases, scenario, context, concurrency))
+    cpu = time.process_time() - cpu
     overheads, depths, tokens, calls = [], [], [], []
     for seconds, output in results:
         overheads.append(overhead_of(seconds, output))
@@ -108,6 +112,7 @@ def measure_method(
         "efficiency": throughput / ideal if math.isfinite(ideal) else None,
         "input_tokens_per_user": math.fsum(tokens) / users,
         "llm_calls_per_user": math.fsum(calls) / users,
+        "cpu_ms_per_user": 1000 * cpu / users,
         "wall_seconds": wall,
         "users": users,
     }
