@@ -56,6 +56,6 @@ def trace_messages(
     parts = [f"Recent history of the user (most recent first, {len(history)} items):"]
     parts += list(history) or ["(no visible interactions)"]
     if notes:
-        parts += ["", "Notes: " + "; ".join(notes) + "."]
+        parts += ["", "Not in this dataset: " + ", ".join(notes) + "."]
     parts += ["", CANDIDATES_HEADER, *candidates]
     return TRACE.format_messages(budget=budget, data=data_block("\n".join(parts)))

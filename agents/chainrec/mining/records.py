@@ -43,7 +43,7 @@ class Trace:
 
 
 def _problem(path: Path, number: int, what: str) -> DataFormatError:
-    return DataFormatError(f"{path}, line {number}: {what}")
+    return DataFormatError(path, number, what)
 
 
 def _step(path: Path, number: int, index: int, raw: Any) -> Step:
@@ -87,9 +87,9 @@ def load_traces(path: Path) -> list[Trace]:
     """Every trace of a JSONL file (blank lines skipped); a missing file or a malformed line is a
     `DataFormatError` naming the file (and line)."""
     if not path.is_file():
-        raise DataFormatError(f"traces file {path} does not exist")
+        raise DataFormatError(path, None, "traces file does not exist")
     lines = path.read_text(encoding="utf-8").splitlines()
     traces = [parse_trace(path, n, line) for n, line in enumerate(lines, start=1) if line.strip()]
     if not traces:
-        raise DataFormatError(f"traces file {path} holds no traces")
+        raise DataFormatError(path, None, "the traces file holds no traces")
     return traces
