@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 from world.data import Dataset
 
@@ -68,9 +69,17 @@ def item_line(dataset: Dataset, item_id: str, max_chars: int = 160) -> str:
     """`[id] "Title" (year) | categories: "a", "b"` with the title cut so the line stays near
     `max_chars` (the quotes always close)."""
     item = dataset.items[item_id]
-    return described_item(
-        item_id, item.title, item.attributes.get("year"), item.categories, max(max_chars - 60, 24)
-    )
+    year, title_chars = item.attributes.get("year"), max(max_chars - 60, 24)
+    return _item_text(item_id, item.title, year, tuple(item.categories), title_chars)
+
+
+@lru_cache(maxsize=1 << 16)
+def _item_text(
+    item_id: str, title: str, year: str | None, categories: tuple[str, ...], title_chars: int
+) -> str:
+    # Memoised: every prompt shows tens of item lines (three JSON quotes each), the same items recur
+    # across users, agents and retries, and the line depends only on these fields.
+    return described_item(item_id, title, year, categories, title_chars)
 
 
 def item_block(dataset: Dataset, item_ids: Sequence[str]) -> str:

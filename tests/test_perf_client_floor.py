@@ -97,3 +97,15 @@ def test_perf_replays_the_methods_requests_as_the_client_floor(tmp_path: Path) -
         row["throughput_users_per_s"] / row["client_floor_users_per_s"]
     )
     assert 0 < row["client_floor_efficiency"] <= 1.05
+
+
+def test_item_lines_are_memoised_on_the_fields_they_show() -> None:
+    from prompts.common import described_item, item_line
+    from world.data import Dataset, Item
+
+    first = Dataset("d", {"7": Item("7", "A <b> title", ("Drama",), attributes={"year": "1999"})}, [])
+    second = Dataset("d", {"7": Item("7", "Other", ["Comedy", "Drama"], attributes={"year": "2001"})}, [])
+    assert item_line(first, "7") == described_item("7", "A <b> title", "1999", ("Drama",), 100)
+    assert item_line(first, "7") == '[7] "A \\u003cb\\u003e title" (1999) | categories: "Drama"'
+    # same id in another dataset (and a list of categories, as a loader may give): its own line
+    assert item_line(second, "7") == '[7] "Other" (2001) | categories: "Comedy", "Drama"'
