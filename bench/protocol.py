@@ -7,10 +7,11 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from bench.candidates import sample_candidates
+from bench.eligibility import eligibility
 from world.data import natural_key
 from world.environment import Environment
 from world.errors import ProtocolError
-from world.scenarios import check_scenario, eligible_users
+from world.scenarios import check_scenario
 
 
 @dataclass(frozen=True)
@@ -29,10 +30,16 @@ class Protocol:
     """How many users to evaluate (all eligible ones if fewer)."""
     llm: str = "heuristic"
     """The LLM backend label (heuristic = no LLM; agents use their fallbacks)."""
+    mix_candidates: bool = False
+    """When the dataset ships candidate pools: also evaluate users without one (uniform negatives)."""
 
     def as_dict(self) -> dict[str, object]:
-        """The protocol as written to metrics.json and results.jsonl."""
-        return asdict(self)
+        """The protocol as written to metrics.json and results.jsonl (`mix_candidates` only when
+        set, so logs written before the option existed still resume)."""
+        fields = asdict(self)
+        if not self.mix_candidates:
+            del fields["mix_candidates"]
+        return fields
 
 
 @dataclass(frozen=True)
@@ -65,12 +72,11 @@ def plan_cases(env: Environment, protocol: Protocol) -> list[EvalCase]:
     """The users under test (a seeded sample of eligible users) with their candidates."""
     check_protocol(protocol)
     check_scenario(protocol.scenario, env.dataset.has_time)
-    eligible = sorted(
-        eligible_users(env.cases, protocol.scenario, env.popularity, len(env.item_ids)),
-        key=natural_key,
-    )
+    chosen = eligibility(env, protocol.scenario, protocol.candidates, protocol.mix_candidates)
+    eligible = chosen.users
     if not eligible:
-        raise ProtocolError(f"no user of {env.dataset.name!r} qualifies for {protocol.scenario!r}")
+        why = "; ".join(f"{step.rule}: {step.users}" for step in chosen.steps)
+        raise ProtocolError(f"no user of {env.dataset.name!r} qualifies for {protocol.scenario!r} ({why})")
     order = np.random.default_rng(protocol.seed).permutation(len(eligible))
     chosen = sorted((eligible[i] for i in order[: protocol.users]), key=natural_key)
     return plan_cases_for(env, protocol, chosen)

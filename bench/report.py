@@ -13,6 +13,7 @@ from rich.table import Table
 from agents.backends import describe_backend
 from bench import stats
 from bench.crash import failure_markdown
+from bench.eligibility import describe_candidates
 from bench.fallbacks import FALLBACK_NOTE, FallbackCheck, fallback_lines, format_share
 from bench.fault_report import fault_table as fault_table  # re-exported: the report's parts
 from bench.fault_report import observed_faults as observed_faults
@@ -49,19 +50,25 @@ def write_metrics(
     fallbacks: FallbackCheck | None = None,
     *,
     failed: dict[str, Any] | None = None,
+    candidates: dict[str, Any] | None = None,
 ) -> Path:
     """Write `<out>/metrics.json` in protocol.md's schema (+ the simulator's fault counts).
 
     With `comparisons` (bench.compare.add_statistics) it also holds `statistics` (how intervals
     and tests were computed) and `comparisons` (every method against the reference); with
     `fallbacks` the thresholds and the methods above them (`fallbacks`); with `failed` the method
-    that stopped the run (bench.crash.failure_block), which `methods` then leaves out.
+    that stopped the run (bench.crash.failure_block), which `methods` then leaves out; with
+    `candidates` how candidates were made and which users were eligible (bench.eligibility).
     """
     document: dict[str, Any] = {
         "dataset": dataset,
         "protocol": {k: protocol[k] for k in ("candidates", "seed", "scenario", "users", "llm")},
         "methods": methods,
     }
+    if protocol.get("mix_candidates"):
+        document["protocol"]["mix_candidates"] = True
+    if candidates is not None:
+        document["candidates"] = candidates
     if server_stats is not None:
         document["sim_server"] = server_stats
     if comparisons is not None:
@@ -176,20 +183,23 @@ def write_report_md(
     fallbacks: FallbackCheck | None = None,
     *,
     failed: dict[str, Any] | None = None,
+    candidates: dict[str, Any] | None = None,
 ) -> Path:
     """Write `<out>/report.md` (with intervals, markers and paired differences when given, the
-    fallback warning above the table when a method is above its threshold, and the method that
-    stopped the run when one `failed`)."""
+    fallback warning above the table when a method is above its threshold, the method that
+    stopped the run when one `failed`, and how `candidates` were made and who was eligible)."""
     parts = (comparison_note(comparisons), differences_markdown(comparisons), degraded_markdown(methods))
     extra = "".join(f"{part}\n\n" for part in parts if part)
     warning = "".join(f"> **{line}**\n\n" for line in fallback_lines(fallbacks))
     if failed:
         warning = f"{failure_markdown(failed)}\n\n{warning}"
+    candidates_line = f"- {describe_candidates(candidates)}\n" if candidates else ""
     text = (
         f"# recgraph bench — {dataset}\n\n"
         f"- backend: {describe_backend(protocol['llm'])}\n"
         f"- scenario: {protocol['scenario']}; candidates per user: {protocol['candidates']}; "
         f"users: {protocol['users']} requested; seed: {protocol['seed']}\n"
+        f"{candidates_line}"
         f"- {FALLBACK_NOTE}\n\n"
         f"{warning}{markdown_table(methods, comparisons)}\n\n{extra}![headline metrics](report.png)\n"
     )

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from agents.usage import summarise_usage
+from bench.crash import MethodCrashed, RunStopped, is_crash, stop_reason
 from bench.fallbacks import fallback_share, usage_count
 from bench.metrics import mean_metrics, rank_of, user_metrics
 from bench.protocol import EvalCase, Protocol
@@ -108,7 +109,12 @@ def timed_invocation(
     async def invoke(case: EvalCase) -> tuple[EvalCase, dict[str, Any], float]:
         config = configure(case) if configure else None
         started = time.perf_counter()
-        output = await graph.ainvoke(case.request(scenario), config=config, context=context)
+        try:
+            output = await graph.ainvoke(case.request(scenario), config=config, context=context)
+        except Exception as error:  # a bug gets its one line naming the user (bench/crash.py)
+            if is_crash(error):
+                raise MethodCrashed.of(method, case.user_id, error) from error
+            raise
         return case, output, time.perf_counter() - started
 
     return untraced(invoke, name=f"bench:{method}")
@@ -245,7 +251,12 @@ def prepare_method(
         ranked=frozenset(log.done(method)),
         on_progress=on_phase,
     )
-    return prepare(request)
+    try:
+        return prepare(request)
+    except Exception as error:
+        if is_crash(error):
+            raise MethodCrashed.of(method, None, error, "preparing") from error
+        raise
 
 
 def first_user_clock(started: float, first: list[float], hook: ProgressHook | None) -> ProgressHook:
@@ -277,10 +288,16 @@ def run_benchmark(
     ranks each method's users over that many processes (bench/workers.py), hooks still run here."""
     from bench.workers import ranking_pool  # here: bench.workers builds on this module
 
-    with ranking_pool(workers, context.dataset) as pool:
-        return _run_methods(
-            methods, cases, protocol, log, concurrency, context, on_progress, on_phase, tracing, pool
-        )
+    results: dict[str, dict[str, Any]] = {}  # filled method by method: kept when one fails
+    try:
+        with ranking_pool(workers, context.dataset) as pool:
+            return _run_methods(
+                methods, cases, protocol, log, concurrency, context, on_progress, on_phase, tracing, pool,
+                results,
+            )  # fmt: skip
+    except Exception as error:  # the first failure stops the run; the finished methods are reported
+        failed = next((m for m in methods if m not in results), methods[-1])
+        raise RunStopped(results, failed, stop_reason(failed, error)) from error
 
 
 def _run_methods(
@@ -294,15 +311,18 @@ def _run_methods(
     on_phase: PhaseProgress | None,
     tracing: BenchTracing | None,
     pool: WorkerPool | None,
+    results: dict[str, dict[str, Any]],
 ) -> dict[str, dict[str, Any]]:
-    """`run_benchmark`'s loop: each method prepared here, ranked here or by `pool`'s workers."""
+    """`run_benchmark`'s loop: each method prepared here, ranked here or by `pool`'s workers; each
+    finished method's metrics go into `results` (returned)."""
     wanted = {case.user_id for case in cases}
-    results = {}
     for method in methods:
         started, first = time.perf_counter(), list[float]()  # setup: until the first user is ranked
         prepared = prepare_method(method, cases, protocol, log, concurrency, context, on_phase)
         prepare_seconds = time.perf_counter() - started
         progress = first_user_clock(started, first, on_progress)
+        if on_progress:  # the method's row starts now, after its prepare rows (e.g. Stage W)
+            on_progress(method, 0)
         if pool is not None:  # --workers N: users sharded over processes (bench/workers.py)
             pool.rank(method, cases, protocol, log, concurrency, prepared.context, progress)
         else:

@@ -13,6 +13,15 @@ from recgraph.help_format import DefaultsHelpFormatter, methods_epilog
 from recgraph.options import add_dataset_options
 from recgraph.settings import apply_offline_defaults
 
+BENCH_EXIT_CODES = """exit status:
+  0    every method finished
+  2    bad input or an unreachable LLM endpoint (one line on stderr)
+  3    a method's fallback share is above --fallback-fail (reports written)
+  4    a method crashed: one line names the method, user, node and error; the traceback is
+       appended to OUT/errors.log; the methods that finished are reported and the same
+       command resumes
+  130  interrupted (the same command resumes)"""
+
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
@@ -23,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
         "bench",
         help="compare methods on one protocol (or: bench perf)",
         formatter_class=DefaultsHelpFormatter,
-        epilog=methods_epilog(),
+        epilog=f"{methods_epilog()}\n\n{BENCH_EXIT_CODES}",
     )
     bench.add_argument(
         "mode",
@@ -54,6 +63,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--reference",
         default=None,
         help="method the others are compared with (paired tests); default: strongest classic by ndcg@5",
+    )
+    bench.add_argument(
+        "--mix-candidates",
+        action="store_true",
+        help="when the dataset ships candidate pools for some users, also evaluate the others with "
+        "uniformly sampled negatives (default: only users with a pool)",
     )
     add_dataset_options(bench)
     add_fallback_options(bench)
@@ -98,6 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from pydantic import ValidationError
 
     from agents.backends import check_backend
+    from bench.crash import EXIT_METHOD_CRASHED, MethodCrashed
     from recgraph import commands
     from state.contract import InvalidRecInput
     from world.errors import RecgraphError
@@ -114,6 +130,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (RecgraphError, InvalidRecInput, ValidationError) as error:
         print(f"recgraph: error: {error}", file=sys.stderr)
         return 2
+    except MethodCrashed as crash:  # a bug in a method outside `bench` (e.g. bench perf): its one line
+        print(f"recgraph: error: {crash}", file=sys.stderr)
+        return EXIT_METHOD_CRASHED
     except KeyboardInterrupt:
         print("recgraph: interrupted; rerun the same command to resume", file=sys.stderr)
         return 130

@@ -13,6 +13,7 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
@@ -20,6 +21,7 @@ from rich.progress import (
 from rich.table import Table
 
 if TYPE_CHECKING:
+    from bench.crash import RunStopped
     from bench.protocol import Protocol
 
 # Piped output gets a wide console so the comparison table is not squeezed to 80 columns.
@@ -46,6 +48,7 @@ def protocol_from_args(args: argparse.Namespace, llm: str) -> Protocol:
         scenario=args.scenario,
         users=args.users,
         llm=llm,
+        mix_candidates=getattr(args, "mix_candidates", False),
     )
 
 
@@ -54,6 +57,8 @@ def bench(args: argparse.Namespace) -> int:
     from agents.backends import describe_backend
     from bench import report
     from bench.compare import add_statistics, check_reference
+    from bench.crash import RunStopped, record_stop
+    from bench.eligibility import candidates_block, describe_candidates
     from bench.fallbacks import EXIT_TOO_MANY_FALLBACKS
     from bench.planned_calls import describe_plan, planned_calls, plans_paid_calls
     from bench.protocol import check_protocol, plan_cases
@@ -81,6 +86,8 @@ def bench(args: argparse.Namespace) -> int:
         f"[bold]{env.dataset.name}[/]: {len(cases)} users, N={protocol.candidates}, "
         f"scenario {protocol.scenario}, backend: {describe_backend(protocol.llm)}"
     )
+    candidates = candidates_block(env, protocol, [case.user_id for case in cases])
+    console.print(escape(describe_candidates(candidates)))  # how candidates were made, who is eligible
     if plans_paid_calls(args.llm):  # said before a paid backend starts, so the run can be stopped
         pending = {m: sum(1 for c in cases if c.user_id not in log.done(m)) for m in methods}
         rows = planned_calls(methods, pending, context_from_args(args), protocol.candidates)
@@ -91,10 +98,12 @@ def bench(args: argparse.Namespace) -> int:
         llm_session(args) as (context, server),
         progress_bar() as progress,
     ):
-        tasks = {m: progress.add_task(m, total=len(cases), completed=len(log.done(m))) for m in methods}
+        tasks: dict[str, TaskID] = {}  # rows in run order, each added when its work starts
         resumed = {m: len(log.done(m)) for m in methods}
 
-        def advance(method: str, count: int) -> None:
+        def advance(method: str, count: int) -> None:  # the first call (count 0) adds the row
+            if method not in tasks:  # its clock starts now: each row shows its own elapsed time
+                tasks[method] = progress.add_task(method, total=len(cases), completed=resumed[method])
             progress.update(tasks[method], completed=resumed[method] + count)
 
         def phase(label: str, done: int, total: int) -> None:  # a method's prepare hook at work
@@ -102,25 +111,52 @@ def bench(args: argparse.Namespace) -> int:
                 tasks[label] = progress.add_task(label, total=total)
             progress.update(tasks[label], completed=done, total=total)
 
-        results = run_benchmark(
-            methods, cases, protocol, log, args.concurrency, context, advance, phase, tracing
-        )
+        stopped: RunStopped | None = None
+        try:
+            results = run_benchmark(
+                methods, cases, protocol, log, args.concurrency, context, advance, phase, tracing,
+                args.workers,
+            )  # fmt: skip
+        except RunStopped as stop:  # a method failed: report the ones that finished (bench/crash.py)
+            results, stopped = stop.results, stop
         server_stats = server.stats() if server else None
+    failed = None
+    if stopped is not None:
+        done = [u for u in log.done(stopped.method) if u in {c.user_id for c in cases}]
+        failed = record_stop(stopped, methods, done, len(cases), out)
+    if not results and stopped is not None:
+        return stopped_exit(stopped, out)
     name = env.dataset.name
     settings = protocol.as_dict()
-    comparisons = add_statistics(results, log, cases, args.reference)  # CIs beside values; vs reference
+    reference = args.reference if args.reference in results else None  # a failed reference: default
+    comparisons = add_statistics(results, log, cases, reference)  # CIs beside values; vs reference
     check = fallback_check(args, results)
-    report.write_metrics(out, name, settings, results, server_stats, comparisons, check)
-    report.write_report_md(out, name, settings, results, comparisons, check)
+    extras = {"failed": failed, "candidates": candidates}
+    report.write_metrics(out, name, settings, results, server_stats, comparisons, check, **extras)
+    report.write_report_md(out, name, settings, results, comparisons, check, **extras)
     report.write_report_png(out, name, settings, results, comparisons)
     console.print(report.rich_report(name, settings, results, comparisons, check))
     if server_stats is not None:
         console.print(report.fault_table(server_stats, results))
     console.print(f"wrote {out}/metrics.json, results.jsonl, report.md, report.png")
+    if stopped is not None:
+        return stopped_exit(stopped, out)
     if check.fails:
         print(f"recgraph: error: {check.failure()}", file=sys.stderr)
         return EXIT_TOO_MANY_FALLBACKS
     return 0
+
+
+def stopped_exit(stopped: RunStopped, out: Path) -> int:
+    """The one line of a stopped run: a crash's (exit `EXIT_METHOD_CRASHED`), or the user-input
+    error that stopped it re-raised (the CLI prints it, exit 2)."""
+    from bench.crash import EXIT_METHOD_CRASHED, MethodCrashed
+
+    if not isinstance(stopped.error, MethodCrashed):
+        raise stopped.error
+    where = f"traceback in {out / 'errors.log'}; the same command resumes"
+    print(f"recgraph: error: {stopped.error} ({where})", file=sys.stderr)
+    return EXIT_METHOD_CRASHED
 
 
 def warn(line: str) -> None:

@@ -48,15 +48,40 @@ def visible_history(case: UserCase, scenario: str) -> list[str]:
     return [e.item_id for e in events]
 
 
+def cold_item_threshold(popularity: Mapping[str, int], n_items: int) -> float:
+    """cold_item's bar: the `COLD_ITEM_QUANTILE` quantile of training interactions per catalog item
+    (items never interacted with count as 0)."""
+    counts = np.zeros(max(n_items, 1))
+    counts[: len(popularity)] = sorted(popularity.values())
+    return float(np.quantile(counts, COLD_ITEM_QUANTILE))
+
+
+def scenario_rule(scenario: str, popularity: Mapping[str, int], n_items: int) -> str:
+    """Which split users `scenario` evaluates, in words (with cold_item's threshold in numbers)."""
+    if scenario == "cold_item":
+        threshold = cold_item_threshold(popularity, n_items)
+        return (
+            f"cold_item keeps users whose target has at most {threshold:g} training interactions "
+            f"(the {COLD_ITEM_QUANTILE:.0%} popularity quantile of the {n_items} items)"
+        )
+    if scenario in WINDOW_DAYS:
+        return (
+            f"{scenario} keeps users with at least one interaction in the {WINDOW_DAYS[scenario]} days "
+            "before their target"
+        )
+    if scenario == "cold_user":
+        return f"cold_user keeps every split user (it shows only their last {COLD_USER_ITEMS} items)"
+    return f"{scenario} keeps every split user"
+
+
 def eligible_users(
     cases: Mapping[str, UserCase], scenario: str, popularity: Mapping[str, int], n_items: int
 ) -> list[str]:
-    """Users evaluated under `scenario` (every split user, filtered for cold_item / evolving)."""
+    """Users evaluated under `scenario` (every split user, filtered for cold_item / evolving; the
+    rule in words: `scenario_rule`)."""
     users = list(cases)
     if scenario == "cold_item":
-        counts = np.zeros(max(n_items, 1))
-        counts[: len(popularity)] = sorted(popularity.values())
-        threshold = float(np.quantile(counts, COLD_ITEM_QUANTILE))
+        threshold = cold_item_threshold(popularity, n_items)
         users = [u for u in users if popularity.get(cases[u].target.item_id, 0) <= threshold]
     elif scenario in WINDOW_DAYS:
         # A window with nothing in it leaves no user to speak of: such users are skipped.

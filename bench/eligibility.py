@@ -1,0 +1,127 @@
+"""Which users a benchmark may evaluate and how their candidates are made, step by step.
+
+Users with a held-out target, then the scenario's rule (world.scenarios), then, when the dataset
+ships pre-generated candidate pools, only the users whose pool holds enough negatives: a run never
+silently mixes pooled and sampled users unless asked to (`mix`, `--mix-candidates`). Each step is
+counted so the run header, metrics.json (`candidates`) and report.md can say why N users were
+eligible.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from world.data import natural_key
+from world.environment import Environment
+from world.scenarios import SCENARIOS, WINDOW_DAYS, eligible_users, scenario_rule
+
+if TYPE_CHECKING:
+    from bench.protocol import Protocol
+
+Source = Literal["pools", "uniform", "mixed"]
+"""How negatives are drawn: the dataset's pools only, uniformly from unseen items, or both."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One eligibility rule and how many users are left after it."""
+
+    rule: str
+    """The rule in words."""
+    users: int
+    """Users left once it is applied."""
+
+
+@dataclass(frozen=True)
+class Eligibility:
+    """The users a protocol may evaluate and the steps that chose them."""
+
+    users: list[str]
+    """Eligible users, in natural id order."""
+    steps: list[Step]
+    """Each rule applied, in order, with the users it left."""
+    pooled: frozenset[str]
+    """Users the dataset ships a candidate pool for (whether or not it is usable)."""
+    source: Source
+    """How candidates are made for the eligible users."""
+
+
+def pool_users(env: Environment) -> frozenset[str]:
+    """Users the dataset ships a pre-generated candidate pool for."""
+    presplit = env.dataset.presplit or {}
+    return frozenset(u for u, fixed in presplit.items() if fixed.candidates is not None)
+
+
+def usable_negatives(env: Environment, user_id: str) -> int:
+    """Negatives `bench.candidates.sample_candidates` can draw from the user's pool (pool items
+    that are neither the target nor anything the user interacted with)."""
+    fixed = (env.dataset.presplit or {})[user_id]
+    target = env.cases[user_id].target.item_id
+    seen = env.interacted(user_id)
+    return sum(1 for item in dict.fromkeys(fixed.candidates or ()) if item != target and item not in seen)
+
+
+def eligibility(env: Environment, scenario: str, candidates: int, mix: bool = False) -> Eligibility:
+    """The users `scenario` may evaluate with `candidates` per user, and why (see module doc)."""
+    split = len(env.cases)
+    users = eligible_users(env.cases, scenario, env.popularity, len(env.item_ids))
+    steps = [
+        Step("users with a held-out target", split),
+        Step(scenario_rule(scenario, env.popularity, len(env.item_ids)), len(users)),
+    ]
+    pooled = pool_users(env)
+    source: Source = "uniform"
+    if pooled and mix:
+        source = "mixed"
+    elif pooled:
+        source = "pools"
+        users = [u for u in users if u in pooled and usable_negatives(env, u) >= candidates - 1]
+        rule = (
+            f"has a pre-generated pool with at least {candidates - 1} usable negatives (the dataset ships "
+            f"pools for {len(pooled)} users; --mix-candidates also evaluates the others)"
+        )
+        steps.append(Step(rule, len(users)))
+    return Eligibility(sorted(users, key=natural_key), steps, pooled, source)
+
+
+def how_candidates(source: Source, candidates: int) -> str:
+    """How each user's candidates are made, in words."""
+    negatives = f"the target + {candidates - 1} negatives"
+    return {
+        "pools": f"{negatives} drawn from the user's pre-generated pool in the dataset",
+        "uniform": f"{negatives} sampled uniformly from the items the user never interacted with",
+        "mixed": f"{negatives} from the user's pre-generated pool where the dataset has one, else sampled "
+        "uniformly from unseen items (--mix-candidates)",
+    }[source]
+
+
+def candidates_block(env: Environment, protocol: Protocol, evaluated: Iterable[str]) -> dict[str, Any]:
+    """metrics.json's `candidates`: how candidates were made, the eligibility steps of the run's
+    scenario, eligible users under every scenario the dataset supports, and who was evaluated."""
+    scenario, candidates, mix = protocol.scenario, protocol.candidates, protocol.mix_candidates
+    chosen = eligibility(env, scenario, candidates, mix)
+    evaluated = list(evaluated)
+    by_scenario = {
+        name: len(chosen.users) if name == scenario else len(eligibility(env, name, candidates, mix).users)
+        for name in SCENARIOS
+        if env.dataset.has_time or name not in WINDOW_DAYS
+    }
+    return {
+        "source": chosen.source,
+        "how": how_candidates(chosen.source, candidates),
+        "pools": len(chosen.pooled),
+        "steps": [{"rule": step.rule, "users": step.users} for step in chosen.steps],
+        "eligible": len(chosen.users),
+        "eligible_by_scenario": by_scenario,
+        "evaluated": len(evaluated),
+        "evaluated_with_pool": sum(1 for user in evaluated if user in chosen.pooled),
+    }
+
+
+def describe_candidates(block: dict[str, Any]) -> str:
+    """The candidates block in one paragraph (run header and report.md)."""
+    steps = " → ".join(f"{step['rule']}: {step['users']:,}" for step in block["steps"])
+    pooled = f", {block['evaluated_with_pool']:,} of them with the dataset's pool" if block["pools"] else ""
+    return f"candidates: {block['how']}. Eligible users: {steps}. Evaluated: {block['evaluated']:,}{pooled}."
