@@ -90,6 +90,7 @@ def _memrec(summary: str, prepare: str, **overrides: Any) -> MethodSpec:
         overrides,
         prepare=f"{MEMREC_WARMUP}:{prepare}",
         perf_extras=MEMREC_PERF,
+        record_extras="graphs.lifecycle.memrec_whole_run:ranked",
         cli=MEMREC_CLI,
         llm_calls=f"{CALL_PLANS}:{'memrec_calls' if prepare == 'with_stage_w' else 'memrec_no_write_calls'}",
     )

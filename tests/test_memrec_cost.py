@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.memrec.features import feature_index
 from agents.memrec.rerank import scores_json_schema
 from agents.validation import constrained_schema
+from bench.protocol import Protocol, plan_cases
+from bench.runner import prepare_method
+from graphs.lifecycle.memrec_whole_run import ranked, ranking_depth
+from state.context import Context
 from state.memrec_schemas import CandidateScores
+from world.embeddings import embed_texts
+from world.environment import get_environment
+from world.results_log import ResultsLog
 
 
 def test_constrained_schema_is_a_fresh_copy_per_call() -> None:
@@ -18,3 +32,45 @@ def test_constrained_schema_is_a_fresh_copy_per_call() -> None:
     plain = constrained_schema(CandidateScores)
     assert "enum" not in plain["properties"]["scores"]["items"]["properties"]["item_id"]
     assert plain["additionalProperties"] is False
+
+
+def _warm(tiny: Path, out: Path, concurrency: int) -> tuple[Context, dict[str, object]]:
+    protocol = Protocol(dataset=str(tiny), candidates=3, users=10)
+    cases = plan_cases(get_environment(str(tiny)), protocol)
+    out.mkdir(parents=True, exist_ok=True)
+    log = ResultsLog(out / "results.jsonl", protocol.as_dict())
+    prepared = prepare_method("memrec", cases, protocol, log, concurrency, Context(dataset=str(tiny)))
+    return prepared.context, prepared.metrics
+
+
+def test_warmup_embeds_ahead_and_its_vectors_are_reproducible(tiny_dataset_dir: Path, tmp_path: Path) -> None:
+    """Stage W's memories are embedded while proposals are asked; what ranking reads is the final
+    text's embedding, bit for bit the same whatever the concurrency."""
+    serial, metrics = _warm(tiny_dataset_dir, tmp_path / "a", concurrency=1)
+    parallel, _ = _warm(tiny_dataset_dir, tmp_path / "b", concurrency=3)
+    env = get_environment(str(tiny_dataset_dir))
+    first, second = feature_index(env, serial.memrec_memory), feature_index(env, parallel.memrec_memory)
+    vectors, again = first.updated_vectors(), second.updated_vectors()
+    assert set(vectors) == set(again) and vectors
+    assert all(np.array_equal(vectors[node], again[node]) for node in vectors)
+    finals = dict(first.graph.connection().execute("SELECT node_id, memory FROM nodes WHERE version > 0"))
+    texts = list(finals.values())
+    fresh = embed_texts(texts)  # another batch: equal up to float rounding
+    assert np.allclose(np.stack([vectors[node] for node in finals]), fresh, atol=1e-5)
+    whole = metrics["whole_run"]
+    assert whole["warmup_users"] == 3 and 0 < whole["embedded_during_warmup"] <= len(texts) + 3
+    assert whole["warmup_seconds"] > 0
+
+
+def test_whole_run_figures_follow_the_ranked_users(tiny_dataset_dir: Path, tmp_path: Path) -> None:
+    """The `record_extras` hook advances the clock the warm-up started; no LLM, no ideal."""
+    ctx, metrics = _warm(tiny_dataset_dir, tmp_path / "a", concurrency=2)
+    whole = metrics["whole_run"]
+    assert "users" not in whole
+    assert ranked({}, {}, ctx) == {} and ranked({}, {}, ctx) == {}
+    assert whole["users"] == 2 and whole["seconds"] >= whole["warmup_seconds"]
+    assert whole["users_per_s"] == pytest.approx(2 / whole["seconds"], rel=0.01)
+    assert whole["ideal_users_per_s"] is None and whole["efficiency"] is None  # heuristic: 0 LLM rounds
+    assert ranking_depth(ctx) == 0
+    assert ranking_depth(replace(ctx, llm="sim")) == 2
+    assert ranking_depth(replace(ctx, llm="sim", memrec_ranker="vector")) == 1

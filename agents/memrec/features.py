@@ -18,7 +18,7 @@ sharing at least one of them (2 hops). Each neighbour gets the five `FEATURES` (
 - memory_similarity_score: cosine (clipped at 0) of MiniLM embeddings of the neighbour's memory
   and u's memory. Unchanged item memories reuse `Environment.item_vectors()`; initial user
   memories are embedded once per dataset (disk-cached); updated memories are embedded on first
-  sight and cached by (node, version).
+  sight (or ahead of time by Stage W's warm-up) and cached by text.
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ class FeatureIndex:
         self.user_vectors = self._initial_user_vectors()
         self.item_nodes = np.array([item_node(i) for i in env.item_ids], dtype=object)
         self.user_nodes = np.array([user_node(u) for u in env.user_ids], dtype=object)
-        self._updated: dict[tuple[str, int], np.ndarray] = {}
+        self._by_text: dict[str, np.ndarray] = {}
         self._seen: dict[int, tuple[tuple[int, int], dict[str, np.ndarray]]] = {}
         self._lock = threading.Lock()
 
@@ -153,8 +153,22 @@ class FeatureIndex:
             temporary.replace(path)
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
+    def embed_memories(self, texts: Sequence[str]) -> int:
+        """Embed the memory texts not embedded yet, in one batch (first embedding of a text wins);
+        returns how many were new. Stage W's warm-up calls it ahead of time with the memories its
+        proposals will most likely produce, so `updated_vectors` finds them ready."""
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._by_text))
+        if not missing:
+            return 0
+        vectors = embed_texts(missing)
+        with self._lock:
+            for text, vector in zip(missing, vectors, strict=True):
+                self._by_text.setdefault(text, vector.astype(np.float32))
+        return len(missing)
+
     def updated_vectors(self) -> dict[str, np.ndarray]:
-        """Embeddings of every node whose memory changed since seeding (cached by version).
+        """Embeddings of every node whose memory changed since seeding (cached by text).
 
         The query runs only when the database changed since this connection last looked
         (SQLite's data_version for other connections' commits, total_changes for its own)."""
@@ -163,16 +177,9 @@ class FeatureIndex:
         cached = self._seen.get(id(conn))
         if cached is not None and cached[0] == stamp:
             return cached[1]
-        rows = conn.execute("SELECT node_id, memory, version FROM nodes WHERE version > 0").fetchall()
-        missing = [
-            (node, text, version) for node, text, version in rows if (node, version) not in self._updated
-        ]
-        if missing:
-            vectors = embed_texts([text for _, text, _ in missing])
-            with self._lock:
-                for (node, _, version), vector in zip(missing, vectors, strict=True):
-                    self._updated[(node, version)] = vector.astype(np.float32)
-        found = {node: self._updated[(node, version)] for node, _, version in rows}
+        rows = conn.execute("SELECT node_id, memory FROM nodes WHERE version > 0").fetchall()
+        self.embed_memories([text for _, text in rows])
+        found = {node: self._by_text[text] for node, text in rows}
         self._seen[id(conn)] = (stamp, found)
         return found
 
@@ -286,13 +293,23 @@ def neighbour_features(
     return NeighbourFeatures(node_ids, is_item, np.concatenate([items, users]).astype(np.int64), matrix)
 
 
+def item_user_matrix(index: FeatureIndex) -> sparse.csr_matrix:
+    """The training matrix transposed (items x users, CSR), built once per dataset."""
+    return index.env.resource("memrec_xt", lambda: sparse.csr_matrix(index.x.T))
+
+
+def interacted(index: FeatureIndex, users: np.ndarray, items: np.ndarray) -> np.ndarray:
+    """users x items, 1.0 where the user has a training interaction with the item (dense)."""
+    return item_user_matrix(index)[items][:, users].toarray().T.astype(np.float64)
+
+
 def cosine_cooccurrence(index: FeatureIndex, item_rows: np.ndarray, candidates: Sequence[str]) -> np.ndarray:
     """Item-item cosine of training co-occurrence between `item_rows` and the candidates (n x c)."""
     cols = [index.env.item_index[c] for c in candidates]
-    x = index.x
-    xt = index.env.resource("memrec_xt", lambda: sparse.csr_matrix(x.T))
-    co = np.asarray((xt[item_rows] @ x[:, cols]).todense(), dtype=np.float64)
-    deg = np.asarray(x.sum(axis=0)).ravel()
+    xt = item_user_matrix(index)
+    # Row slices of the item x user matrix: column slices of the user x item one cost twice as much.
+    co = (xt[item_rows] @ xt[cols].T).toarray().astype(np.float64)
+    deg = index.env.resource("memrec_item_degree", lambda: np.asarray(index.x.sum(axis=0)).ravel())
     norm = np.sqrt(np.outer(deg[item_rows], deg[cols]))
     return np.divide(co, norm, out=np.zeros_like(co), where=norm > 0)
 

@@ -27,7 +27,13 @@ import numpy as np
 
 from agents.base import AgentTask, InvalidAnswer
 from agents.memrec.curation import Curated
-from agents.memrec.features import FeatureIndex, cosine_cooccurrence, mean_unit, recency_profile
+from agents.memrec.features import (
+    FeatureIndex,
+    cosine_cooccurrence,
+    interacted,
+    mean_unit,
+    recency_profile,
+)
 from agents.ranking import clip_score
 from agents.validation import (
     NO_VALID_IDS,
@@ -111,11 +117,7 @@ def vector_scores(
     )
     memory = index.user_vector(user_id, index.updated_vectors() if updated is None else updated)
     embedding = 0.5 * embedding + 0.5 * np.clip(index.item_vectors[rows] @ memory, 0.0, 1.0)
-    by_users = (
-        _share(np.asarray(index.x[users][:, rows].todense(), dtype=np.float64), user_w)
-        if len(users)
-        else None
-    )
+    by_users = _share(interacted(index, users, rows), user_w) if len(users) else None
     by_items = _share(cosine_cooccurrence(index, items, candidates), item_w) if len(items) else None
     present = [p for p in (by_users, by_items) if p is not None]
     collaborative = np.mean(present, axis=0) if present else np.zeros(len(rows))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import partial
@@ -24,6 +25,8 @@ from agents.memrec.features import feature_index
 from agents.usage import summarise_usage
 from graphs.lifecycle.concurrent import run_concurrently
 from graphs.lifecycle.hooks import Prepared, PrepareRequest
+from graphs.lifecycle.memrec_overlap import SpeculativeEmbedding, preload_embedder
+from graphs.lifecycle.memrec_whole_run import median_call_seconds, start_clock
 from graphs.tracing import protocol_run_config
 from state.context import Context
 from tools.memory_writer import MemoryWriter, PropagationJob
@@ -72,10 +75,12 @@ async def propose_warmups(
     concurrency: int,
     on_progress: Callable[[int], None] | None = None,
     trace: Callable[[str], RunnableConfig] | None = None,
+    on_job: Callable[[str, dict[str, Any]], None] | None = None,
 ) -> None:
     """Ask Stage W for every warm-up job not yet in `log` (concurrently; nothing is applied);
     `on_progress` gets the number of users with a logged job; `trace(user)` configures each
-    user's run (one root run per user, linked to the method by its tags and metadata)."""
+    user's run (one root run per user, linked to the method by its tags and metadata); `on_job`
+    gets each (user, job) once logged."""
     from graphs.memrec_write import graph
 
     done = log.done("stage_w")
@@ -99,6 +104,8 @@ async def propose_warmups(
         nonlocal count
         user, output = proposed
         log.append({"method": "stage_w", "user_id": user, "job": output["job"], "usage": output["usage"]})
+        if on_job:
+            on_job(user, output["job"])
         count += 1
         if on_progress:
             on_progress(already + count)
@@ -135,20 +142,49 @@ def read_only(request: PrepareRequest) -> Prepared:
 def with_stage_w(request: PrepareRequest) -> Prepared:
     """`prepare` hook of MemRec methods with Stage W: their own memory graph (next to
     results.jsonl), and each user's warm-up job proposed and applied before ranking. Warm-up
-    progress is reported as "<method> · Stage W"; metrics.json gets the `stage_w` totals."""
+    progress is reported as "<method> · Stage W"; metrics.json gets the `stage_w` totals and the
+    `whole_run` figures (graphs/lifecycle/memrec_whole_run.py).
+
+    MiniLM loads, and the memories the logged proposals will produce are embedded, while the
+    remaining proposals are asked (graphs/lifecycle/memrec_overlap.py), so that after the jobs
+    are applied only memories several jobs touched are left to embed before ranking."""
+    started = time.perf_counter()
     ctx = memory_context(request.context, request.work_dir, request.method)
     env = get_environment(ctx.dataset)
     users = list(request.users)
     log = ResultsLog(request.work_dir / MEMORY_DIR / f"{request.method}.warmup.jsonl", request.protocol)
+    metrics: dict[str, Any] = {}
     if any(user not in request.ranked for user in users):
+        preload_embedder()
+        index = feature_index(env, ctx.memrec_memory)
+        warm = [u for u in users if warmup_interaction(env, u, request.scenario) is not None]
+        logged = log.done("stage_w")
+        asked = sum(user not in logged for user in warm)
+        clock = start_clock(started, ctx.memrec_memory, request.concurrency, asked, ctx)
+        speculation = SpeculativeEmbedding(index, warm)
+        for user in warm:
+            if user in logged:
+                speculation.arrived(user, logged[user]["job"])
         progress = request.on_progress
         label = f"{request.method} · Stage W"
         hook = (lambda count: progress(label, count, len(users))) if progress else None
         trace = partial(
             protocol_run_config, request.protocol, request.method, name="memrec_write", phase="stage_w"
         )
-        asyncio.run(propose_warmups(env, users, request.scenario, ctx, log, request.concurrency, hook, trace))
+        ask = propose_warmups(
+            env, users, request.scenario, ctx, log, request.concurrency, hook, trace, speculation.arrived
+        )
+        try:
+            asyncio.run(ask)
+        except BaseException:
+            speculation.abandon()
+            raise
+        ahead = speculation.finish()  # before applying: predictions are made from the unapplied memories
         apply_warmups(env, ctx, log, users)
-        # Embed the changed memories once, before ranking, not inside the first timed users.
-        feature_index(env, ctx.memrec_memory).updated_vectors()
-    return Prepared(ctx, {"stage_w": warmup_usage(log, users)})
+        # Embed what is left (memories several jobs touched) once, before ranking.
+        index.updated_vectors()
+        records = log.done("stage_w")
+        rows = [row for user in warm if user in records for row in records[user]["usage"]]
+        clock.warmed(time.perf_counter() - started, median_call_seconds(rows), ahead)
+        metrics["whole_run"] = clock.figures
+    return Prepared(ctx, {"stage_w": warmup_usage(log, users), **metrics})
