@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,8 @@ from recgraph.options import add_dataset_options
 from state.context import Context
 
 DEFAULT_USERS = 50
+LABEL_SHOWN = 50
+"""Characters of a representative label printed per card (clusters.md has them whole)."""
 NO_TRACES = (
     "mine-tools needs a traces file (--traces FILE, JSONL) or an LLM to write traces (--llm sim, local "
     "or openai:<model>): the heuristic backend writes no chains of thought"
@@ -103,14 +106,22 @@ def _generate(args: argparse.Namespace) -> tuple[Path, dict[str, Any]]:
         records = asyncio.run(
             generate_traces(tasks, context, log, args.max_steps, args.concurrency, lambda _: bar.advance(row))
         )
-    sources: dict[str, int] = {}
+    sources: Counter[str] = Counter(record["source"] for record in records)
+    repairs: Counter[str] = Counter()
+    errors: Counter[str] = Counter()
     for record in records:
-        sources[record["source"]] = sources.get(record["source"], 0) + 1
+        repairs.update(record["usage"]["repairs"])
+        errors.update(record["usage"]["errors"])
     return out, {
         "backend": describe_backend(args.llm),
         "generated": len(records),
         "skipped_done": already,
-        "sources": sources,
+        "sources": dict(sources),
+        "calls": sum(record["usage"]["calls"] for record in records),
+        "input_tokens": sum(record["usage"]["input_tokens"] for record in records),
+        "output_tokens": sum(record["usage"]["output_tokens"] for record in records),
+        "repairs": dict(repairs),
+        "errors": dict(errors),
         "missing": list(tasks[0].missing),
     }
 
@@ -133,7 +144,10 @@ def mine_tools(args: argparse.Namespace) -> int:
         console.print(
             f"backend: {generation['backend']}; traces generated {generation['generated']} "
             f"(by source: {generation['sources'] or '-'}), already done {generation['skipped_done']}; "
-            f"the dataset lacks: {missing}"
+            f"calls {generation['calls']}, input tokens {generation['input_tokens']}, output tokens "
+            f"{generation['output_tokens']}, repairs {generation['repairs'] or 0}, failed attempts "
+            f"{generation['errors'] or 0}; the dataset lacks: {missing}",
+            markup=False,
         )
     traces = load_traces(traces_path)
     summary, cards, (json_path, md_path) = mine_to(
@@ -149,7 +163,7 @@ def mine_tools(args: argparse.Namespace) -> int:
     sweep = "  ".join(f"k={k} {score:.3f}" for k, score in summary["silhouette"].items())
     console.print(f"silhouette: {sweep}  → k = {summary['k']}")
     for card in cards:
-        steps = ", ".join(step["label"] for step in card["representative_steps"])
+        steps = "; ".join(step["label"][:LABEL_SHOWN] for step in card["representative_steps"])
         console.print(
             f"cluster {card['cluster']}: {card['size']} steps → {card['tool']} ({card['tool_score']:.3f}); "
             f"{steps}",

@@ -243,3 +243,7 @@ def test_llm_sim_end_to_end_traces_resume_and_mine(
     assert main(command) == 0  # resumed: every user is already traced
     assert "traces generated 0 (by source: -), already done 4" in capsys.readouterr().out
     assert len((out / "traces.jsonl").read_text().splitlines()) == 4
+    other = [*command[:-2], "--candidates", "4", "--out", str(out)]  # same log, another protocol
+    assert main(other) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "holds a run with another protocol" in error

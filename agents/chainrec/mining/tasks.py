@@ -76,7 +76,7 @@ def _candidate_entry(
     env: Environment, corpus: Corpus, item_id: str, user_id: str, cutoff: float | None
 ) -> str:
     count, mean, _ = corpus.item_stats(item_id, user_id, cutoff)
-    line = item_line(env.dataset, item_id) + f" | {count} interactions"
+    line = item_line(env.dataset, item_id) + f" | {count} interaction{'' if count == 1 else 's'}"
     if mean is not None:
         line += f", mean rating {mean:.2f}"
     return entry(line, _others_reviews(corpus, item_id, user_id, cutoff, CANDIDATE_REVIEWS))
