@@ -4,6 +4,7 @@ the validation time could see), and the command end to end on the fixture and wi
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -17,10 +18,12 @@ from agents.chainrec.mining.filters import drop_reason, select
 from agents.chainrec.mining.labels import PHRASE_SYNONYMS, normalise_label
 from agents.chainrec.mining.records import Step, Trace, load_traces
 from agents.chainrec.mining.tasks import trace_task, trainable_users
-from agents.chainrec.mining.traces import trace_agent
+from agents.chainrec.mining.traces import generate_traces, open_log, trace_agent
 from recgraph.cli import main
 from state.chainrec_mining_schemas import CotAnswer, CotStep
+from state.context import Context
 from tests.chainrec_data import write_agentsociety, write_titles_only
+from tests.fakes import ScriptedChatModel, install
 from world.environment import get_environment
 
 FIXTURE = Path(__file__).parent / "fixtures" / "chainrec_traces.jsonl"
@@ -247,3 +250,32 @@ def test_llm_sim_end_to_end_traces_resume_and_mine(
     assert main(other) == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "holds a run with another protocol" in error
+
+
+def test_generation_retries_a_useless_answer_falls_back_after_the_retries_and_logs_both(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = get_environment(str(write_agentsociety(tmp_path / "books")))
+    tasks = [trace_task(env, "u2", ["b8", "b1", "b2"]), trace_task(env, "u4", ["b1", "b8", "b2"])]
+    good = json.dumps(
+        {"steps": [{"label": "Series check", "text": "likes sequels"}], "ranking": ["b8", "b2"]}
+    )
+    ghost = json.dumps({"steps": [{"label": "Guess", "text": ""}], "ranking": ["ghost"]})
+    model = install(monkeypatch, ScriptedChatModel(script=[ghost, good, ghost, ghost]))
+    context = Context(llm="openai:gpt-4o-mini", llm_backoff=0.0, llm_retries=1)
+    log = open_log(tmp_path / "out" / "traces.jsonl", {"dataset": "books"})
+    records = asyncio.run(generate_traces(tasks, context, log, budget=7, concurrency=1))
+    assert model.received[0] == trace_agent(tasks[0], 7).messages  # exactly the prompt of the first task
+    assert "Your previous answer was rejected: none of the ids" in str(model.received[1][-1].content)
+    first, second = records
+    assert (first["source"], first["ranking"], first["usage"]["errors"]) == (
+        "llm",
+        ["b8", "b2", "b1"],
+        {"no_valid_ids": 1},
+    )
+    assert first["usage"]["repairs"] == {"missing_id": 1} and first["steps"][0]["label"] == "Series check"
+    assert (second["source"], second["steps"], second["ranking"]) == ("fallback", [], ["b1", "b8", "b2"])
+    traces = load_traces(tmp_path / "out" / "traces.jsonl")
+    assert [drop_reason(trace, 7) for trace in traces] == [None, "fallback"]
+    again = asyncio.run(generate_traces(tasks, context, open_log(log.path, {"dataset": "books"}), 7))
+    assert again == [] and len(model.script) == 0  # both users were already traced: no call
