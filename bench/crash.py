@@ -118,6 +118,7 @@ def error_line(error: BaseException) -> str:
 
 def append_errors_log(out: Path, crash: MethodCrashed) -> Path:
     """Append the crash (UTC time, method, user, node, traceback) to `<out>/errors.log`."""
+    out.mkdir(parents=True, exist_ok=True)
     path = out / ERRORS_LOG
     stamp = datetime.now(UTC).isoformat(timespec="seconds")
     header = f"=== {stamp} {crash.method} user={crash.user} node={crash.node}\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from recgraph.compare_command import add_compare_parser
 from recgraph.datasets_command import add_datasets_parser
@@ -113,7 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from pydantic import ValidationError
 
     from agents.backends import check_backend
-    from bench.crash import EXIT_METHOD_CRASHED, MethodCrashed
+    from bench.crash import EXIT_METHOD_CRASHED, MethodCrashed, append_errors_log
     from recgraph import commands
     from state.contract import InvalidRecInput
     from world.errors import RecgraphError
@@ -131,7 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"recgraph: error: {error}", file=sys.stderr)
         return 2
     except MethodCrashed as crash:  # a bug in a method outside `bench` (e.g. bench perf): its one line
-        print(f"recgraph: error: {crash}", file=sys.stderr)
+        log = append_errors_log(Path(getattr(args, "out", None) or "."), crash)
+        print(f"recgraph: error: {crash} (traceback in {log})", file=sys.stderr)
         return EXIT_METHOD_CRASHED
     except KeyboardInterrupt:
         print("recgraph: interrupted; rerun the same command to resume", file=sys.stderr)

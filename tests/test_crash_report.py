@@ -131,3 +131,18 @@ def test_a_crash_crosses_processes_intact() -> None:
     copy = pickle.loads(pickle.dumps(crash))
     assert str(copy) == str(crash) == "m crashed on user '7': ZeroDivisionError: division by zero"
     assert copy.details == crash.details and "ZeroDivisionError" in copy.details
+
+
+def test_a_crash_outside_bench_is_one_line_too(tmp_path: Path, monkeypatch, capsys) -> None:
+    from recgraph import commands
+
+    def perf(args: object) -> int:  # e.g. `bench perf`, which ranks through the same invocation
+        raise MethodCrashed.of("m", "7", ZeroDivisionError("division by zero"))
+
+    monkeypatch.setattr(commands, "bench_or_perf", perf)
+    assert main(["bench", "perf", "--out", str(tmp_path / "perf")]) == EXIT_METHOD_CRASHED
+    log = tmp_path / "perf" / "errors.log"
+    assert capsys.readouterr().err.splitlines() == [
+        f"recgraph: error: m crashed on user '7': ZeroDivisionError: division by zero (traceback in {log})"
+    ]
+    assert "m user=7 node=None" in log.read_text()
