@@ -80,7 +80,7 @@ def eligibility(env: Environment, scenario: str, candidates: int, mix: bool = Fa
         users = [u for u in users if u in pooled and usable_negatives(env, u) >= candidates - 1]
         rule = (
             f"has a pre-generated pool with at least {candidates - 1} usable negatives (the dataset ships "
-            f"pools for {len(pooled)} users; --mix-candidates also evaluates the others)"
+            f"pools for {len(pooled):,} users; --mix-candidates also evaluates the others)"
         )
         steps.append(Step(rule, len(users)))
     return Eligibility(sorted(users, key=natural_key), steps, pooled, source)
