@@ -77,6 +77,9 @@ def bench(args: argparse.Namespace) -> int:
     check_protocol(protocol)
     if args.concurrency < 1:
         raise ProtocolError(f"--concurrency must be at least 1, got {args.concurrency}")
+    from bench.workers import check_workers  # --workers N (bench/workers.py)
+
+    check_workers(args.workers, args.concurrency, getattr(args, "trace", False))
     env = get_environment(args.dataset)
     cases = plan_cases(env, protocol)
     out = Path(args.out or "runs/bench")
