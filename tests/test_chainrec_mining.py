@@ -81,6 +81,19 @@ def test_the_filter_keeps_correct_concise_traces_and_names_why_others_go() -> No
     assert dict(selection.dropped) == dict.fromkeys(cases, 1)
 
 
+def test_self_consistency_keeps_the_shortest_chain_of_the_majority_outcome() -> None:
+    def chain(user: str, top: str, n_steps: int) -> Trace:
+        ranking = (top, *(i for i in ("a", "b", "c", "t") if i != top))
+        return Trace(user, "t", ranking, tuple(Step(f"kind {n}") for n in range(n_steps)))
+
+    long_a, short_a, shortest_b = chain("u1", "a", 4), chain("u1", "a", 3), chain("u1", "b", 2)
+    tie_t, tie_c = chain("u2", "t", 3), chain("u2", "c", 2)  # one vote each: the shorter outcome wins
+    alone = chain("u3", "a", 5)
+    selection = select([long_a, shortest_b, short_a, tie_t, tie_c, alone], budget=6)
+    assert selection.kept == [short_a, tie_c, alone]
+    assert dict(selection.dropped) == {"self_consistency": 3} and selection.total == 6
+
+
 def _blobs() -> tuple[np.ndarray, list[int]]:
     rng = np.random.default_rng(0)
     centres = np.eye(6)[:3]
