@@ -158,6 +158,8 @@ def test_mine_tools_on_the_fixture_end_to_end(tmp_path: Path) -> None:
     assert tool_of["genre alignment assessment"] == "ItemSemantic"
     assert tool_of["candidate popularity assessment"] == "ItemProfile"
     assert tool_of["positive preference"] == "PositivePreference"
+    assert document["tool_map"]["CandidateRank"] == [0] and document["tool_map"]["GeoContext"] == []
+    assert sum(len(ids) for ids in document["tool_map"].values()) == document["k"]
     markdown = (tmp_path / "clusters.md").read_text()
     assert f"| {document['k']} | {best:.4f} ← chosen |" in markdown
     assert markdown.count("\n## Cluster ") == document["k"]

@@ -102,6 +102,10 @@ def render_markdown(summary: Mapping[str, Any], cards: Sequence[Mapping[str, Any
         f"Steps clustered: {summary['steps']} ({summary['distinct_labels']} distinct labels after "
         f"normalisation). Chosen k = {summary['k']} (best silhouette).",
         "",
+        "Clusters per tool: "
+        + ", ".join(f"{tool} {len(ids)}" for tool, ids in summary["tool_map"].items())
+        + " (a tool with 0 has no cluster of its own in these traces).",
+        "",
         "| k | silhouette | J(k) |",
         "|---|---|---|",
     ]

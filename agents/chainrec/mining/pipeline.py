@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agents.chainrec.catalog import ACTIONS
 from agents.chainrec.mining.cards import build_cards, tool_vectors, write_cards
 from agents.chainrec.mining.clusters import cluster_labels
 from agents.chainrec.mining.filters import DROP_REASONS, select
@@ -43,6 +44,7 @@ def mine(
         "inertia": {str(k): v for k, v in clustering.inertia.items()},
         "k": clustering.k,
         "seed": seed,
+        "tool_map": {name: [c["cluster"] for c in cards if c["tool"] == name] for name in ACTIONS},
     }
     return summary, cards
 
