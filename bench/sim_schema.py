@@ -98,6 +98,7 @@ class _Filler:
         # Sentences draw from their own generator, seeded from the request's without consuming it:
         # the ids arrange exactly as they would with no text fields.
         self.words = random.Random(hash(rng.getstate()[1]))
+        self.said: set[str] = set()
 
     def resolve(self, schema: Any) -> dict[str, Any]:
         """Follow `$ref` (JSON pointers into the root) and merge `allOf` parts."""
@@ -161,13 +162,20 @@ class _Filler:
             return None
         if name == "item_id" and self.ids and not in_id_array:
             return self.ids[0]
-        return _string(schema, self.sentence())
+        return _string(schema, self.sentence(str(schema.get("description", ""))))
 
-    def sentence(self) -> str:
-        """A distinct sentence of 6-18 words: answers differ by request and cost what a model's
-        short free-text fields cost."""
-        words = [self.words.choice(_WORDS) for _ in range(self.words.randint(6, 18))]
-        return " ".join(words).capitalize() + "."
+    def sentence(self, description: str = "") -> str:
+        """Distinct text as long as a model would write it: a field its description calls a phrase
+        gets 2-6 words, any other a sentence of 6-18 words; never the same text twice in one answer
+        (a model's facets, reasons and notes differ), so answers cost plausible tokens."""
+        phrase = "phrase" in description.lower()
+        low, high, end = (2, 6, "") if phrase else (6, 18, ".")
+        while True:
+            words = [self.words.choice(_WORDS) for _ in range(self.words.randint(low, high))]
+            text = " ".join(words).capitalize() + end
+            if text not in self.said:
+                self.said.add(text)
+                return text
 
     def fill_object(self, schema: dict[str, Any], depth: int) -> dict[str, Any]:
         """All properties, required ones first."""
@@ -267,7 +275,8 @@ def fill_schema(
 
     Resolves `$ref` into `$defs`/`definitions` and merges `allOf`; `anyOf`/`oneOf` take the
     first non-null branch, `enum` its first value, `const` its value; objects get every
-    property (required first); strings a short sentence; numbers a value within the bounds;
+    property (required first); strings distinct text (a field described as a phrase 2-6 words,
+    any other a 6-18-word sentence); numbers a value within the bounds;
     booleans `true`; arrays minItems (or 1) elements, capped by maxItems. Id awareness: an
     array of strings whose property name contains "ranking" or ends with "ids" gets the
     candidate ids ordered by `arrange_ids(candidate_ids, rng, mode)` (one order per call,
