@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 from rich.table import Table
@@ -27,6 +28,8 @@ def perf(args: argparse.Namespace) -> int:
     cases = plan_cases(get_environment(args.dataset), protocol)
     args.llm, args.faults = "sim", 0.0
     report: dict = {"latency_s": args.latency, "concurrency": args.concurrency, "methods": {}}
+    # Wall-clock figures depend on what else the machine runs: the load is part of the result.
+    report["machine"] = {"cpus": os.cpu_count(), "load_avg_start": list(os.getloadavg())}
     with llm_session(args, latency=args.latency) as (context, server):
         context = perf_context(context, server.base_url)
         for method in methods:
@@ -34,6 +37,7 @@ def perf(args: argparse.Namespace) -> int:
             report["methods"][method] = measure_method(
                 method, cases, args.scenario, context, args.concurrency, args.latency
             )
+    report["machine"]["load_avg_end"] = list(os.getloadavg())
     out = Path(args.out or "runs/perf")
     out.mkdir(parents=True, exist_ok=True)
     (out / "perf.json").write_text(json.dumps(report, indent=2) + "\n")
@@ -74,7 +78,11 @@ def cell(value: object) -> str:
 
 def perf_table(report: dict) -> Table:
     """perf.json as a console table."""
-    table = Table(title=f"bench perf · latency {report['latency_s']} s · concurrency {report['concurrency']}")
+    title = f"bench perf · latency {report['latency_s']} s · concurrency {report['concurrency']}"
+    if machine := report.get("machine"):
+        loads = " → ".join(f"{m[0]:.1f}" for m in (machine["load_avg_start"], machine["load_avg_end"]))
+        title += f" · {machine['cpus']} CPUs, 1-min load {loads}"
+    table = Table(title=title)
     table.add_column("method", no_wrap=True)
     for column in PERF_COLUMNS:
         table.add_column(column.replace("_per_", "/").replace("_", " "), justify="right")

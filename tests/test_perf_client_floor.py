@@ -87,7 +87,10 @@ def test_perf_replays_the_methods_requests_as_the_client_floor(tmp_path: Path) -
     args = ["bench", "perf", "--methods", "arag", "--users", "4", "--latency", "0.05",
             "--concurrency", "2", "--out", str(tmp_path)]
     assert main(args) == 0
-    row = json.loads((tmp_path / "perf.json").read_text())["methods"]["arag"]
+    report = json.loads((tmp_path / "perf.json").read_text())
+    assert report["machine"]["cpus"] >= 1  # the load the figures were measured under
+    assert len(report["machine"]["load_avg_start"]) == len(report["machine"]["load_avg_end"]) == 3
+    row = report["methods"]["arag"]
     # ARAG: four agents, two of them in one superstep -> the floor keeps depth 3 with 4 calls
     assert row["client_floor_depth"] == row["critical_path_depth"] == 3
     assert row["client_floor_llm_calls_per_user"] == row["llm_calls_per_user"] == 4
