@@ -22,6 +22,7 @@ from graphs.lifecycle.hooks import Prepared, PrepareRequest
 from graphs.registry import get_graph, hook, method_context
 from graphs.tracing import untraced
 from state.context import Context
+from world.progress import phase_seconds, reporting
 from world.results_log import ResultsLog
 
 if TYPE_CHECKING:
@@ -290,7 +291,7 @@ def run_benchmark(
 
     results: dict[str, dict[str, Any]] = {}  # filled method by method: kept when one fails
     try:
-        with ranking_pool(workers, context.dataset) as pool:
+        with reporting(on_phase), ranking_pool(workers, context.dataset) as pool:  # + world's phases
             return _run_methods(
                 methods, cases, protocol, log, concurrency, context, on_progress, on_phase, tracing, pool,
                 results,
@@ -318,6 +319,7 @@ def _run_methods(
     wanted = {case.user_id for case in cases}
     for method in methods:
         started, first = time.perf_counter(), list[float]()  # setup: until the first user is ranked
+        seen = set(phase_seconds())  # one-time dataset work (world.progress) this method started
         prepared = prepare_method(method, cases, protocol, log, concurrency, context, on_phase)
         prepare_seconds = time.perf_counter() - started
         progress = first_user_clock(started, first, on_progress)
@@ -332,5 +334,6 @@ def _run_methods(
         results[method] = method_metrics([r for u, r in log.done(method).items() if u in wanted])
         results[method].update(prepared.metrics)
         setup = {"prepare": prepare_seconds, "to_first_user": first[0] if first else None}
+        setup["one_time_work"] = {k: v for k, v in phase_seconds().items() if k not in seen}
         results[method]["setup_seconds"] = setup
     return results

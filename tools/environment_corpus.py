@@ -18,6 +18,7 @@ import numpy as np
 
 from world.data import Interaction
 from world.environment import Environment
+from world.progress import report
 
 AUTHOR_KEYS = ("author", "authors", "series")
 """Item attributes naming an author or a series (AuthorPreference)."""
@@ -167,6 +168,18 @@ class Corpus:
         return [self._with_details(e) for e in events if cutoff is None or e.timestamp < cutoff]
 
 
+PROGRESS_LABEL = "interaction index"
+"""The progress row of building a dataset's `Corpus` (once per process)."""
+
+
+def _build(env: Environment) -> Corpus:
+    total = len(env.dataset.interactions)
+    report(PROGRESS_LABEL, 0, total)
+    corpus = Corpus(env)
+    report(PROGRESS_LABEL, total, total)
+    return corpus
+
+
 def corpus_of(env: Environment) -> Corpus:
-    """The process-wide `Corpus` of `env` (built on first use)."""
-    return env.resource("chainrec_corpus", lambda: Corpus(env))
+    """The process-wide `Corpus` of `env` (built on first use, shown as a progress row)."""
+    return env.resource("chainrec_corpus", lambda: _build(env))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from collections.abc import Sequence
@@ -12,7 +11,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from world.data import Dataset
-from world.paths import dataset_cache
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -47,16 +45,8 @@ def embed_texts(texts: Sequence[str]) -> np.ndarray:
 
 
 def item_embeddings(dataset: Dataset, item_ids: Sequence[str]) -> np.ndarray:
-    """Embeddings of `item_ids` (in that order), cached per dataset and text fingerprint."""
-    texts = [dataset.items[i].text() for i in item_ids]
-    fingerprint = hashlib.sha256("\x1e".join(texts).encode()).hexdigest()[:16]
-    path = dataset_cache(dataset) / f"item_embeddings-{fingerprint}.npy"
-    if path.is_file():
-        cached = np.load(path)
-        if cached.shape == (len(texts), EMBEDDING_DIM):
-            return cached
-    vectors = embed_texts(texts)
-    temporary = path.with_suffix(".tmp.npy")
-    np.save(temporary, vectors)
-    temporary.replace(path)  # atomic: a crash never leaves half a cache file
-    return vectors
+    """Embeddings of `item_ids` (in that order), cached per dataset and text fingerprint (the whole
+    matrix; `world.item_vectors.ItemVectors` embeds rows only as they are needed)."""
+    from world.item_vectors import ItemVectors
+
+    return np.asarray(ItemVectors(dataset, item_ids))

@@ -6,7 +6,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 from scipy import sparse
@@ -16,6 +16,9 @@ from world.datasets import load_dataset
 from world.errors import InvalidRecInput
 from world.scenarios import visible_history
 from world.split import UserCase, leave_one_out
+
+if TYPE_CHECKING:
+    from world.item_vectors import ItemVectors
 
 T = TypeVar("T")
 
@@ -37,7 +40,8 @@ class Environment:
             e.item_id for case in self.cases.values() for e in case.history
         )
         self._resources: dict[str, Any] = {}
-        self._lock = threading.RLock()
+        self._building: dict[str, threading.RLock] = {}
+        self._lock = threading.Lock()
 
     def _events_by_user(self) -> dict[str, list[str]]:
         events: dict[str, list[tuple[float, int, str]]] = {}
@@ -85,18 +89,28 @@ class Environment:
         """Every item the user ever interacted with (train, validation and test)."""
         return set(self._all_events.get(user_id, []))
 
-    def item_vectors(self) -> np.ndarray:
-        """MiniLM embeddings of every catalog item, row i for `item_ids[i]` (disk-cached)."""
-        from world.embeddings import item_embeddings
+    def item_vectors(self) -> ItemVectors:
+        """MiniLM embeddings of the catalog items, row i for `item_ids[i]`: indexed like a matrix,
+        each row embedded on first use and kept on disk (`world.item_vectors`)."""
+        from world.item_vectors import ItemVectors
 
-        return self.resource("item_vectors", lambda: item_embeddings(self.dataset, self.item_ids))
+        return self.resource("item_vectors", lambda: ItemVectors(self.dataset, self.item_ids))
 
     def resource(self, key: str, build: Callable[[], T]) -> T:
-        """Build a heavy resource once (thread-safe) and reuse it for the process's life."""
+        """Build a heavy resource once (thread-safe) and reuse it for the process's life. One lock
+        per key: a long build (a catalog index) never holds up look-ups of other resources."""
         with self._lock:
-            if key not in self._resources:
-                self._resources[key] = build()
-            return self._resources[key]
+            if key in self._resources:
+                return self._resources[key]
+            building = self._building.setdefault(key, threading.RLock())
+        with building:
+            with self._lock:
+                if key in self._resources:
+                    return self._resources[key]
+            value = build()
+            with self._lock:
+                self._resources[key] = value
+            return value
 
 
 @lru_cache(maxsize=8)
