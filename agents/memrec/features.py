@@ -23,7 +23,6 @@ sharing at least one of them (2 hops). Each neighbour gets the five `FEATURES` (
 
 from __future__ import annotations
 
-import hashlib
 import math
 import threading
 from collections import Counter
@@ -33,10 +32,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
-from tools.memory_graph import MemoryGraph, item_node, user_memory, user_node
+from agents.memrec.user_vectors import user_vectors
+from tools.memory_graph import MemoryGraph, item_node, user_node
 from world.embeddings import embed_texts
 from world.environment import Environment
-from world.paths import dataset_cache
 
 CURATION_NEEDS = {"metadata_overlap_score": "categories", "recency_days": "timestamps"}
 """Curation features and the dataset field each needs: without categories metadata_overlap_score is
@@ -63,6 +62,17 @@ class NeighbourFeatures:
     """Environment index of each node (item index or user index)."""
     matrix: np.ndarray
     """n x 5 features in `FEATURES` order."""
+
+
+def later_interactions(user_ptr: np.ndarray, times: np.ndarray) -> np.ndarray:
+    """For each edge of the user-major CSR adjacency, how many of its user's edges are newer (ties:
+    the earlier edge in the adjacency counts as newer, as a stable sort by descending time)."""
+    n = len(times)
+    owner = np.repeat(np.arange(len(user_ptr) - 1), np.diff(user_ptr))
+    order = np.lexsort((np.arange(n), -times, owner))
+    later = np.empty(n)
+    later[order] = np.arange(n) - user_ptr[owner[order]]
+    return later
 
 
 def overlap(rows: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
@@ -109,11 +119,7 @@ class FeatureIndex:
         self.degree = np.diff(graph.user_ptr).astype(np.float64)
         weights = graph.user_item_weights
         strength = weights / (weights.max() if weights.size and weights.max() > 0 else 1.0)
-        later = np.zeros(len(strength))
-        for u in range(len(env.user_ids)):  # rank of each edge by time, newest = 0
-            lo, hi = graph.user_ptr[u], graph.user_ptr[u + 1]
-            order = np.argsort(-graph.user_item_times[lo:hi], kind="stable")
-            later[lo + order] = np.arange(hi - lo)
+        later = later_interactions(graph.user_ptr, graph.user_item_times)
         self.edge_weight = strength * 0.5 ** (later / RECENCY_HALF_LIFE_ITEMS)
         self.item_categories = self._category_matrix()
         self.item_dist = _normalise_rows(self.item_categories)
@@ -140,18 +146,9 @@ class FeatureIndex:
         return matrix
 
     def _initial_user_vectors(self) -> np.ndarray:
-        """Embeddings of every user's initial (version 0) memory; later versions: `updated_vectors`."""
-        texts = [user_memory(self.env, u) for u in self.env.user_ids]
-        digest = hashlib.sha256("\x1e".join(texts).encode()).hexdigest()[:16]
-        path = dataset_cache(self.env.dataset) / f"memrec_user_memories-{digest}.npy"
-        if path.is_file():
-            vectors = np.load(path)
-        else:
-            vectors = embed_texts(texts)
-            temporary = path.with_suffix(".tmp.npy")
-            np.save(temporary, vectors)
-            temporary.replace(path)
-        return np.ascontiguousarray(vectors, dtype=np.float32)
+        """Embeddings of every user's initial (version 0) memory (agents/memrec/user_vectors.py:
+        disk-cached per dataset, shared by every memory file); later versions: `updated_vectors`."""
+        return user_vectors(self.env)
 
     def embed_memories(self, texts: Sequence[str]) -> int:
         """Embed the memory texts not embedded yet, in one batch (first embedding of a text wins);

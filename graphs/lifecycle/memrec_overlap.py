@@ -7,8 +7,10 @@ on the run's critical path with no LLM call in flight. Here:
 - `preload_embedder` starts loading MiniLM in a background thread when the warm-up starts;
 - `SpeculativeEmbedding` embeds, while the remaining proposals are still being asked, the memories
   each chunk of `CHUNK_USERS` logged proposals will produce (their job applied to the memories as
-  they are before the warm-up is applied). A node touched by one job only gets exactly that text,
-  so after the jobs are applied only the nodes several jobs touched are left to embed.
+  they are before the warm-up is applied), for the nodes one job only touches so far (a node
+  several jobs touch gets a merged text, known only once they are applied). Such a node gets
+  exactly the predicted text unless a later job touches it too, so after the jobs are applied
+  mostly the nodes several jobs touched are left to embed.
 
 Reproducible: chunks are fixed runs of the warm-up users in the run's order (not arrival order) and
 are embedded strictly in that order, each as one batch, so every text is embedded in the same batch
@@ -21,6 +23,7 @@ from __future__ import annotations
 import json
 import queue
 import threading
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -49,6 +52,7 @@ class SpeculativeEmbedding:
         self.jobs: dict[str, PropagationJob] = {}
         self.next_chunk = 0
         self.embedded = 0
+        self.touched: Counter[str] = Counter()
         self.error: BaseException | None = None
         self._queue: queue.Queue[list[PropagationJob] | None] = queue.Queue()
         self._thread = threading.Thread(target=self._work, name="memrec-speculate", daemon=True)
@@ -68,8 +72,9 @@ class SpeculativeEmbedding:
         while (jobs := self._queue.get()) is not None:
             if self.error is not None:
                 continue  # the first failure is reported by `finish`; later chunks are pointless
+            self.touched.update(node for job in jobs for node in job.node_ids())
             try:
-                self.embedded += self.index.embed_memories(predicted_texts(self.index, jobs))
+                self.embedded += self.index.embed_memories(predicted_texts(self.index, jobs, self.touched))
             except Exception as error:  # re-raised in the caller's thread by `finish`
                 self.error = error
 
@@ -88,12 +93,13 @@ class SpeculativeEmbedding:
         return self.embedded
 
 
-def predicted_texts(index: FeatureIndex, jobs: Sequence[PropagationJob]) -> list[str]:
-    """The memories `jobs` produce when each is applied alone to the current memories."""
+def predicted_texts(index: FeatureIndex, jobs: Sequence[PropagationJob], touched: Counter[str]) -> list[str]:
+    """The memories `jobs` give the nodes only one job touches so far (`touched`: jobs per node
+    over this chunk and the earlier ones), each job applied alone to the current memories."""
     nodes = list(dict.fromkeys(node for job in jobs for node in job.node_ids()))
     current = index.graph.memories(nodes)
     texts: list[str] = []
     for job in jobs:
         if all(node in current for node in job.node_ids()):
-            texts.extend(job.compute(current).values())
+            texts.extend(text for node, text in job.compute(current).items() if touched[node] == 1)
     return texts

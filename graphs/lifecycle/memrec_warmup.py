@@ -22,13 +22,14 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from agents.memrec.features import feature_index
+from agents.memrec.user_vectors import user_vectors
 from agents.usage import summarise_usage
 from graphs.lifecycle.concurrent import run_concurrently
 from graphs.lifecycle.hooks import Prepared, PrepareRequest
 from graphs.lifecycle.memrec_overlap import SpeculativeEmbedding, preload_embedder
 from graphs.lifecycle.memrec_whole_run import median_call_seconds, start_clock
 from graphs.tracing import protocol_run_config
-from state.context import Context
+from state.context import Context, backend_for
 from tools.memory_writer import MemoryWriter, PropagationJob
 from world.data import natural_key
 from world.environment import Environment, get_environment
@@ -134,9 +135,19 @@ def warmup_usage(log: ResultsLog, users: Sequence[str]) -> dict[str, Any]:
     return totals
 
 
+def embed_user_memories(env: Environment, request: PrepareRequest) -> None:
+    """The dataset's initial user-memory embeddings (one-time, disk-cached work), with progress
+    reported as "<method> · embedding user memories" when they are computed now."""
+    progress = request.on_progress
+    label = f"{request.method} · embedding user memories"
+    user_vectors(env, (lambda done, total: progress(label, done, total)) if progress else None)
+
+
 def read_only(request: PrepareRequest) -> Prepared:
     """`prepare` hook of MemRec methods without Stage W: their own memory graph, never written."""
-    return Prepared(memory_context(request.context, request.work_dir, request.method))
+    ctx = memory_context(request.context, request.work_dir, request.method)
+    embed_user_memories(get_environment(ctx.dataset), request)
+    return Prepared(ctx)
 
 
 def with_stage_w(request: PrepareRequest) -> Prepared:
@@ -156,12 +167,14 @@ def with_stage_w(request: PrepareRequest) -> Prepared:
     metrics: dict[str, Any] = {}
     if any(user not in request.ranked for user in users):
         preload_embedder()
+        embed_user_memories(env, request)
         index = feature_index(env, ctx.memrec_memory)
         warm = [u for u in users if warmup_interaction(env, u, request.scenario) is not None]
         logged = log.done("stage_w")
         asked = sum(user not in logged for user in warm)
         clock = start_clock(started, ctx.memrec_memory, request.concurrency, asked, ctx)
-        speculation = SpeculativeEmbedding(index, warm)
+        # Without an LM_Mem to wait for there is nothing to overlap: no speculation.
+        speculation = SpeculativeEmbedding(index, warm if backend_for(ctx, "mem") != "heuristic" else [])
         for user in warm:
             if user in logged:
                 speculation.arrived(user, logged[user]["job"])

@@ -1,0 +1,73 @@
+"""MiniLM embeddings of every user's initial (version 0) memory: MemRec's one-time per-dataset work.
+
+On a big catalog this is the slow part of MemRec's setup (50k users: tens of thousands of texts),
+so it is cached on disk per dataset and per memory texts (the digest of all of them), computed in
+parts of `PART_USERS` users, each saved as it is done: a killed run resumes from the last saved
+part, and `on_progress(done, total)` says how far it is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from tools.memory_graph import user_memory
+from world.embeddings import EMBEDDING_DIM, embed_texts
+from world.environment import Environment
+from world.paths import dataset_cache
+
+PART_USERS = 2048
+"""Users per saved part of the cache (also MiniLM's calls: one per part)."""
+RESOURCE = "memrec_user_vectors"
+"""`Environment.resource` key of the vectors (one copy per dataset, whatever the memory file)."""
+
+
+def _save(path: Path, vectors: np.ndarray) -> None:
+    temporary = path.with_suffix(".tmp.npy")
+    np.save(temporary, vectors)
+    temporary.replace(path)  # atomic: a killed run never leaves half a file
+
+
+def cache_path(env: Environment, texts: list[str]) -> Path:
+    """The cache file of these initial memories (its parts live in a folder of the same stem)."""
+    digest = hashlib.sha256("\x1e".join(texts).encode()).hexdigest()[:16]
+    return dataset_cache(env.dataset) / f"memrec_user_memories-{digest}.npy"
+
+
+def user_vectors(env: Environment, on_progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+    """`initial_user_vectors`, once per process and dataset (progress only when computed now)."""
+    return env.resource(RESOURCE, lambda: initial_user_vectors(env, on_progress))
+
+
+def initial_user_vectors(
+    env: Environment, on_progress: Callable[[int, int], None] | None = None
+) -> np.ndarray:
+    """Row i: the embedding of `env.user_ids[i]`'s initial memory (float32), from the disk cache
+    or computed part by part (see the module docstring)."""
+    texts = [user_memory(env, u) for u in env.user_ids]
+    path = cache_path(env, texts)
+    if path.is_file():
+        vectors = np.load(path)
+        if vectors.shape == (len(texts), EMBEDDING_DIM):
+            return np.ascontiguousarray(vectors, dtype=np.float32)
+    parts = path.with_suffix("")
+    parts.mkdir(exist_ok=True)
+    blocks = []
+    for start in range(0, len(texts), PART_USERS):
+        part = parts / f"part-{start // PART_USERS:05d}.npy"
+        chunk = texts[start : start + PART_USERS]
+        block = np.load(part) if part.is_file() else None
+        if block is None or block.shape != (len(chunk), EMBEDDING_DIM):
+            block = embed_texts(chunk)
+            _save(part, block)
+        blocks.append(block)
+        if on_progress:
+            on_progress(start + len(chunk), len(texts))
+    vectors = np.vstack(blocks) if blocks else np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
+    _save(path, vectors)
+    shutil.rmtree(parts)
+    return np.ascontiguousarray(vectors, dtype=np.float32)
