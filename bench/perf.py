@@ -8,7 +8,7 @@ simulated server with a fixed per-call latency L, at concurrency C. Reported per
   overhead_ms_per_user_alone, for users run one at a time (the pure per-user cost);
 - critical_path_depth: the longest chain of dependent LLM calls;
 - throughput_users_per_s against the ideal C / (depth · L), and their ratio;
-- input tokens and LLM calls per user;
+- input tokens, LLM calls and failed attempts (llm_errors_per_user: should be 0) per user;
 - cpu_ms_per_user: this process's CPU time (all threads) over the timed pass per user: unlike wall
   times it hardly depends on what else the machine runs;
 - the client floor (bench/client_floor.py): the requests the method sent in the warm-up pass,
@@ -92,13 +92,14 @@ def measure_method(
     cpu = time.process_time()
     wall, results = asyncio.run(_timed_batch(method, cases, scenario, context, concurrency))
     cpu = time.process_time() - cpu
-    overheads, depths, tokens, calls = [], [], [], []
+    overheads, depths, tokens, calls, errors = [], [], [], [], []
     for seconds, output in results:
         overheads.append(overhead_of(seconds, output))
         records = output.get("usage") or []
         depths.append(critical_path_depth(records))
         tokens.append(sum(r["input_tokens"] for r in records))
         calls.append(sum(r["calls"] for r in records))
+        errors.append(sum(sum((r.get("errors") or {}).values()) for r in records))
     users = len(results)
     depth = max(depths) if depths else 0
     throughput = users / wall
@@ -112,6 +113,7 @@ def measure_method(
         "efficiency": throughput / ideal if math.isfinite(ideal) else None,
         "input_tokens_per_user": math.fsum(tokens) / users,
         "llm_calls_per_user": math.fsum(calls) / users,
+        "llm_errors_per_user": math.fsum(errors) / users,
         "cpu_ms_per_user": 1000 * cpu / users,
         "wall_seconds": wall,
         "users": users,
@@ -141,6 +143,15 @@ def details_means(outputs: Sequence[dict[str, Any]]) -> dict[str, float]:
     return {key: total / len(outputs) for key, total in sums.items()} if outputs else {}
 
 
-def perf_context(base: Context, base_url: str) -> Context:
-    """The benchmark's context pointed at the simulator, with no retries hiding slowness."""
-    return replace(base, llm="sim", rec_model="", mem_model="", planner_model="", base_url=base_url)
+PERF_TIMEOUT_SLACK_S = 5.0
+"""Client timeout in `bench perf` beyond the simulated latency: the simulator injects no faults there,
+so a timeout could only come from a loaded machine, and its retry would lengthen the critical path."""
+
+
+def perf_context(base: Context, base_url: str, latency: float = 0.0) -> Context:
+    """The benchmark's context pointed at the simulator, with a timeout no answer of `latency`
+    seconds reaches on a busy machine."""
+    timeout = max(base.llm_timeout, latency + PERF_TIMEOUT_SLACK_S)
+    return replace(
+        base, llm="sim", rec_model="", mem_model="", planner_model="", base_url=base_url, llm_timeout=timeout
+    )

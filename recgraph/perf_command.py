@@ -31,7 +31,7 @@ def perf(args: argparse.Namespace) -> int:
     # Wall-clock figures depend on what else the machine runs: the load is part of the result.
     report["machine"] = {"cpus": os.cpu_count(), "load_avg_start": list(os.getloadavg())}
     with llm_session(args, latency=args.latency) as (context, server):
-        context = perf_context(context, server.base_url)
+        context = perf_context(context, server.base_url, args.latency)
         for method in methods:
             console.print(f"perf: {method} on {len(cases)} users …")
             report["methods"][method] = measure_method(

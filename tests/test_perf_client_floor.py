@@ -95,6 +95,7 @@ def test_perf_replays_the_methods_requests_as_the_client_floor(tmp_path: Path) -
     assert row["client_floor_depth"] == row["critical_path_depth"] == 3
     assert row["client_floor_llm_calls_per_user"] == row["llm_calls_per_user"] == 4
     assert row["client_floor_sampled_users"] == 2
+    assert row["llm_errors_per_user"] == 0  # no faults in perf: a retry would lengthen the path
     assert row["client_floor_input_tokens_per_user"] == pytest.approx(row["input_tokens_per_user"], rel=0.2)
     assert row["efficiency_vs_client"] == pytest.approx(
         row["throughput_users_per_s"] / row["client_floor_users_per_s"]
@@ -112,3 +113,13 @@ def test_item_lines_are_memoised_on_the_fields_they_show() -> None:
     assert item_line(first, "7") == '[7] "A \\u003cb\\u003e title" (1999) | categories: "Drama"'
     # same id in another dataset (and a list of categories, as a loader may give): its own line
     assert item_line(second, "7") == '[7] "Other" (2001) | categories: "Comedy", "Drama"'
+
+
+def test_perf_timeout_leaves_room_beyond_the_simulated_latency() -> None:
+    from bench.perf import PERF_TIMEOUT_SLACK_S, perf_context
+    from state.context import Context
+
+    context = perf_context(Context(llm_timeout=2.0), "http://127.0.0.1:1/v1", latency=1.0)
+    assert context.llm == "sim" and context.base_url == "http://127.0.0.1:1/v1"
+    assert context.llm_timeout == 1.0 + PERF_TIMEOUT_SLACK_S
+    assert perf_context(Context(llm_timeout=60.0), "u", latency=1.0).llm_timeout == 60.0
