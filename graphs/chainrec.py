@@ -14,6 +14,12 @@ sends the episode to that tool's node. Each tool node fetches through the enviro
 (tools/environment.py), asks its agent (or answers by its fallback) and appends (a_t, o_t) to the
 memory M_t. `candidate_rank` orders every candidate from the memory and writes `details` (steps,
 tools, trajectory) for the benchmark; the registry's `record_extras` hook adds the reward.
+
+The learned planner ("learned", and "auto" for `chainrec`) reads its checkpoint once per process
+and embeds each new memory line with MiniLM; `_planner_blocks` sends the planner node's preparation
+to a worker thread whenever a decision would do either, so `langgraph dev` never sees it block.
+Without a checkpoint it plans with the rule planner and every decision's reason says so;
+`details.planner_used` names the planner(s) that decided.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from agents.base import AgentResult
 from agents.chainrec.candidate_rank import rank_call
 from agents.chainrec.catalog import BY_NAME, CANDIDATE_RANK, TOOLS, ToolSpec
 from agents.chainrec.degraded import switched_off
-from agents.chainrec.learned_planner import needs_blocking
+from agents.chainrec.learned_planner import LearnedPlanner, needs_blocking
 from agents.chainrec.library import LIBRARY
 from agents.chainrec.mask import feasibility, forced
 from agents.chainrec.planners import RulePlanner, planner_for
@@ -156,6 +162,8 @@ def prepare_planner(state: ChainRecState, ctx: Context, env: Environment) -> Age
     domain = state.get("domain") or dict(corpus_of(env).domain)
     view = plan_view(state, ctx, domain)
     planner = planner_for(ctx)
+    if isinstance(planner, LearnedPlanner):
+        planner.bind(view.scenario)
     call = planner_call(planner, view, RulePlanner())
 
     def finish(result: AgentResult) -> dict[str, Any]:

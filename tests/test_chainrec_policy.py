@@ -14,14 +14,20 @@ from agents.chainrec.policy_data import best_chain, preference_pairs, prefers
 from agents.chainrec.policy_train import TrainConfig, dpo_loss, train_policy, trajectory_log_probs
 from tests.chainrec_offline_data import toy_row, toy_rows
 
-FAST = TrainConfig(hidden=32, sft_epochs=150, dpo_epochs=40, dpo_lr=1e-3, eval_every=10, heldout_fraction=0.25)
+FAST = TrainConfig(
+    hidden=32, sft_epochs=150, dpo_epochs=40, dpo_lr=1e-3, eval_every=10, heldout_fraction=0.25
+)
 
 
 def test_dpo_loss_matches_a_hand_computed_value() -> None:
     # pair 1: margin (−1 − −1.5) − (−2 − −1.5) = 1.0 -> −log σ(0.1) = log(1 + e^−0.1) = 0.644397
     # pair 2: margin (−3 − −2) − (−1 − −2) = −2.0 -> −log σ(−0.2) = log(1 + e^0.2) = 0.798139
     loss = dpo_loss(
-        torch.tensor([-1.0, -3.0]), torch.tensor([-2.0, -1.0]), torch.tensor([-1.5, -2.0]), torch.tensor([-1.5, -2.0]), 0.1
+        torch.tensor([-1.0, -3.0]),
+        torch.tensor([-2.0, -1.0]),
+        torch.tensor([-1.5, -2.0]),
+        torch.tensor([-1.5, -2.0]),
+        0.1,
     )
     assert float(loss) == pytest.approx((0.644397 + 0.798139) / 2, abs=1e-6)
 
@@ -61,5 +67,7 @@ def test_training_is_reproducible() -> None:
         assert a is not None and b is not None
         for name in ("w1", "b1", "w2", "b2"):
             assert np.array_equal(getattr(a, name), getattr(b, name))
-    other = train_policy(toy_rows(8), max_steps=3, lam=0.01, config=TrainConfig(**{**FAST.as_dict(), "seed": 1}))
+    other = train_policy(
+        toy_rows(8), max_steps=3, lam=0.01, config=TrainConfig(**{**FAST.as_dict(), "seed": 1})
+    )
     assert not np.array_equal(first.sft.w1, other.sft.w1)

@@ -72,6 +72,12 @@ class LearnedPlanner:
         self.name = "learned"
         self.backup = RulePlanner()
 
+    def bind(self, scenario: str) -> None:
+        """Name the planner that will decide in `scenario` ("learned-<stage>" or "rule"), also for
+        decisions the mask forces without asking it."""
+        checkpoint = self.checkpoint(scenario)
+        self.name = "rule" if checkpoint is None else f"learned-{checkpoint.stage}"
+
     def checkpoint(self, scenario: str) -> Checkpoint | None:
         """The checkpoint this decision uses (None: none for the dataset and scenario)."""
         folder = find_checkpoint(self.ctx.dataset, scenario, self.ctx.chainrec_checkpoint)

@@ -8,7 +8,6 @@ chain with the highest mean reward on the *training* tasks, applied to every hel
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,14 +20,18 @@ from agents.chainrec.rollout import greedy_chain, planner_decide, quality_of, re
 from agents.chainrec.trajectories import chain_actions
 
 
-def best_fixed_chain(rows: Sequence[dict[str, Any]]) -> str:
-    """The chain (as tool names joined by '>') with the highest mean reward over `rows`, counting only
-    chains every row scored (ties: fewer steps, then name)."""
-    totals: dict[str, list[float]] = defaultdict(list)
-    for row in rows:
-        for code, _, value in row["chains"]:
-            totals[">".join(chain_actions(row["tools"], code)[:-1])].append(value)
-    complete = {name: values for name, values in totals.items() if len(values) == len(rows)}
+def best_fixed_chain(rows: Sequence[dict[str, Any]], lam: float) -> str:
+    """The chain (tool names joined by '>') with the highest mean reward over `rows`, among the chains
+    the rows can score most often (all of them when the chains were enumerated; a sampled row scores a
+    chain it did not run when the ranking of its tool set was recorded). Ties: fewer steps, then name."""
+    names = {">".join(chain_actions(row["tools"], code)[:-1]) for row in rows for code, _, _ in row["chains"]}
+    scored: dict[str, list[float]] = {}
+    for name in names:
+        tools = name.split(">")
+        values = [reward_of(row, tools, lam) for row in rows if set(tools) <= set(row["tools"])]
+        scored[name] = [v for v in values if v is not None]
+    most = max(len(values) for values in scored.values())
+    complete = {name: values for name, values in scored.items() if len(values) == most}
     return min(complete, key=lambda n: (-float(np.mean(complete[n])), n.count(">"), n))
 
 
@@ -60,7 +63,7 @@ def compare_planners(
     """Held-out reward / AvgHR / steps per planner, and the best fixed chain's name."""
     by_user = {row["user_id"]: row for row in rows}
     held = [by_user[u] for u in heldout_users]
-    chosen = best_fixed_chain([by_user[u] for u in train_users])
+    chosen = best_fixed_chain([by_user[u] for u in train_users], lam)
     fixed_tools = chosen.split(">")
     table = StateTable(max_steps)
     chains: dict[str, list[list[str]]] = {

@@ -107,11 +107,32 @@ def warm_embeddings(rows: Sequence[dict[str, Any]]) -> None:
     embed_lines([memory_line(entry) for row in rows for entry in row["tool_outputs"].values()])
 
 
-def preference_pairs(row: dict[str, Any], per_task: int, rng: np.random.Generator) -> list[tuple[str, str]]:
-    """(chosen, rejected) codes: the best chain against a seeded sample of chains it beats."""
+def preference_pairs(
+    row: dict[str, Any], per_task: int, rng: np.random.Generator, mode: str = "best"
+) -> list[tuple[str, str]]:
+    """(chosen, rejected) codes of one task. mode "best": the best chain against a seeded sample of
+    chains it beats; "any": a seeded sample of chain pairs where one is preferred (Eq. 11), so the
+    preferences of all chains, not only the hindsight best, shape the policy."""
+    if mode == "any":
+        return _any_pairs(row, per_task, rng)
     best = best_chain(row)
     beaten = [c[0] for c in row["chains"] if c[0] != best[0] and prefers(best, (c[0], c[2]))]
     if not beaten:
         return []
     picks = rng.choice(len(beaten), size=min(per_task, len(beaten)), replace=False)
     return [(best[0], beaten[i]) for i in sorted(picks)]
+
+
+def _any_pairs(row: dict[str, Any], per_task: int, rng: np.random.Generator) -> list[tuple[str, str]]:
+    chains = [(code, value) for code, _, value in row["chains"]]
+    found: dict[tuple[str, str], None] = {}
+    for _ in range(per_task * 20):
+        if len(found) >= per_task:
+            break
+        i, j = rng.choice(len(chains), size=2, replace=False)
+        a, b = chains[int(i)], chains[int(j)]
+        if prefers(a, b):
+            found[(a[0], b[0])] = None
+        elif prefers(b, a):
+            found[(b[0], a[0])] = None
+    return list(found)

@@ -45,7 +45,9 @@ class TrainConfig:
     beta: float = 0.1
     """DPO's β."""
     pairs_per_task: int = 4
-    """Rejected chains sampled per task for DPO."""
+    """Preference pairs sampled per task for DPO."""
+    pair_mode: str = "best"
+    """"best": the task's best chain against others; "any": any preferred-vs-rejected chain pair."""
     weight_decay: float = 1e-4
     """Adam weight decay (both stages)."""
     heldout_fraction: float = 0.2
@@ -145,11 +147,13 @@ class _Evaluator:
         self.expert = [d for n in heldout for d in table.decisions(n, rows[n], best_chain(rows[n])[0])]
 
     def __call__(self, weights: PolicyWeights) -> dict[str, float]:
-        x, feasible = self.table.arrays()
         correct = 0
-        for state, action in self.expert:
-            logits = np.where(feasible[state], weights.logits(x[state]), -np.inf)
-            correct += int(np.argmax(logits) == action)
+        if self.expert:
+            states = [s for s, _ in self.expert]
+            x = np.stack([self.table.vectors[s] for s in states])
+            feasible = np.asarray([self.table.masks[s] for s in states])
+            chosen = np.where(feasible, weights.logits(x), -np.inf).argmax(axis=1)
+            correct = int((chosen == np.asarray([a for _, a in self.expert])).sum())
         rewards = []
         for n in self.heldout:
             chain = greedy_chain(self.rows[n], weights, self.max_steps, self.table, n)
@@ -191,7 +195,11 @@ def _train(rows, max_steps, lam, config, sft_only, on_progress) -> TrainResult: 
     expert = [d for n in train for d in table.decisions(n, rows[n], best_chain(rows[n])[0])]
     rng = np.random.default_rng(config.seed)
     pairs = {
-        part: [(n, c, r) for n in numbers for c, r in preference_pairs(rows[n], config.pairs_per_task, rng)]
+        part: [
+            (n, c, r)
+            for n in numbers
+            for c, r in preference_pairs(rows[n], config.pairs_per_task, rng, config.pair_mode)
+        ]
         for part, numbers in (("train", train), ("heldout", heldout))
     }
     trajectories = {
