@@ -122,6 +122,7 @@ class ItemVectors:
                 _save_mask(self._mask_path, mask)
                 report(PROGRESS_LABEL, int(mask.sum()), self.shape[0])
             if mask.all():
-                self._partial.replace(self.path)
+                if self._partial.is_file():  # another process (bench --workers) may have renamed it
+                    self._partial.replace(self.path)
                 self._mask_path.unlink(missing_ok=True)
                 self._mask = None
