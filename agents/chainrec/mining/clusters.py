@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.cluster import KMeans
 from sklearn.metrics import silhouette_score
+from threadpoolctl import threadpool_limits
 
 from world.errors import RecgraphError
 
@@ -88,8 +89,14 @@ def cluster_vectors(
     silhouette: dict[int, float] = {}
     inertia: dict[int, float] = {}
     assignments: dict[int, np.ndarray] = {}
-    for k in k_range(k_min, k_max, len(vectors)):
-        model = KMeans(n_clusters=k, n_init=10, random_state=seed).fit(vectors, sample_weight=weights)
+    ks = k_range(k_min, k_max, len(vectors))
+    # A few hundred labels at most: one thread is several times faster than BLAS/OpenMP start-up per fit.
+    with threadpool_limits(1):
+        fits = {
+            k: KMeans(n_clusters=k, n_init=10, random_state=seed).fit(vectors, sample_weight=weights)
+            for k in ks
+        }
+    for k, model in fits.items():
         assignments[k] = model.labels_
         score = float(silhouette_score(vectors, model.labels_)) if len(set(model.labels_)) > 1 else -1.0
         silhouette[k], inertia[k] = round(score, 4), round(float(model.inertia_), 4)
