@@ -15,7 +15,7 @@ STEP_CHARS = 300
 class CotStep(BaseModel):
     """One labelled reasoning step."""
 
-    label: str = Field(description="A short name (2-6 words) for the kind of reasoning this step does.")
+    label: str = Field(description="A short phrase (2-6 words) naming the kind of reasoning this step does.")
     text: str = Field(description="What the step looked at and found, in one or two sentences.")
 
 
