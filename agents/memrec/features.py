@@ -23,14 +23,12 @@ sharing at least one of them (2 hops). Each neighbour gets the five `FEATURES` (
 
 from __future__ import annotations
 
-import math
 import threading
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import sparse
 
 from agents.memrec.user_vectors import user_vectors
 from tools.memory_graph import MemoryGraph, item_node, user_node
@@ -290,39 +288,9 @@ def neighbour_features(
     return NeighbourFeatures(node_ids, is_item, np.concatenate([items, users]).astype(np.int64), matrix)
 
 
-def item_user_matrix(index: FeatureIndex) -> sparse.csr_matrix:
-    """The training matrix transposed (items x users, CSR), built once per dataset."""
-    return index.env.resource("memrec_xt", lambda: sparse.csr_matrix(index.x.T))
-
-
-def interacted(index: FeatureIndex, users: np.ndarray, items: np.ndarray) -> np.ndarray:
-    """users x items, 1.0 where the user has a training interaction with the item (dense)."""
-    return item_user_matrix(index)[items][:, users].toarray().T.astype(np.float64)
-
-
-def cosine_cooccurrence(index: FeatureIndex, item_rows: np.ndarray, candidates: Sequence[str]) -> np.ndarray:
-    """Item-item cosine of training co-occurrence between `item_rows` and the candidates (n x c)."""
-    cols = [index.env.item_index[c] for c in candidates]
-    xt = item_user_matrix(index)
-    # Row slices of the item x user matrix: column slices of the user x item one cost twice as much.
-    co = (xt[item_rows] @ xt[cols].T).toarray().astype(np.float64)
-    deg = index.env.resource("memrec_item_degree", lambda: np.asarray(index.x.sum(axis=0)).ravel())
-    norm = np.sqrt(np.outer(deg[item_rows], deg[cols]))
-    return np.divide(co, norm, out=np.zeros_like(co), where=norm > 0)
-
-
 def recency_profile(
     index: FeatureIndex, user_id: str, visible: Sequence[str] | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """A user's (visible) training items as environment indices, and their edge weights."""
     items, _, ew = _own_edges(index, index.env.user_index[user_id], visible)
     return items, ew
-
-
-def mean_unit(vectors: np.ndarray, weights: np.ndarray) -> np.ndarray | None:
-    """Normalised weighted mean of row vectors (None when there are none or all weights are 0)."""
-    if not len(vectors) or not math.isfinite(float(weights.sum())) or weights.sum() <= 0:
-        return None
-    mean = (weights[:, None] * vectors).sum(axis=0)
-    norm = np.linalg.norm(mean)
-    return mean / norm if norm > 0 else None

@@ -26,14 +26,9 @@ from typing import Any
 import numpy as np
 
 from agents.base import AgentTask, InvalidAnswer
+from agents.memrec.collaborative import cosine_cooccurrence, interacted, mean_unit
 from agents.memrec.curation import Curated
-from agents.memrec.features import (
-    FeatureIndex,
-    cosine_cooccurrence,
-    interacted,
-    mean_unit,
-    recency_profile,
-)
+from agents.memrec.features import FeatureIndex, recency_profile
 from agents.ranking import clip_score
 from agents.validation import (
     NO_VALID_IDS,
