@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from rich.progress import Progress
 
-from graphs.registry import METHODS, MethodSpec, get_graph
+from graphs.registry import METHODS, MethodSpec
 from recgraph import commands
 from recgraph.cli import main
 from tests import crash_data
@@ -32,11 +32,9 @@ def recorded(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Progress]]:
         "tests.crash_data:graph", "classic", "planted failures", prepare="tests.crash_data:prepare"
     )
     monkeypatch.setitem(METHODS, "crashy", spec)
-    get_graph.cache_clear()
     crash_data.CRASH_ON.clear()
     crash_data.PREPARE_FAILS[0] = False
     yield bars
-    get_graph.cache_clear()
 
 
 def test_rows_appear_in_run_order_with_their_own_clock(tmp_path: Path, recorded: list[Progress]) -> None:

@@ -17,7 +17,7 @@ import pytest
 
 from bench.crash import EXIT_METHOD_CRASHED, MethodCrashed, crash_node
 from bench.protocol import Protocol, plan_cases
-from graphs.registry import METHODS, MethodSpec, get_graph
+from graphs.registry import METHODS, MethodSpec
 from recgraph.cli import main
 from tests import crash_data
 from world.environment import get_environment
@@ -32,12 +32,10 @@ def crashy(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         "tests.crash_data:graph", "classic", "planted failures", prepare="tests.crash_data:prepare"
     )
     monkeypatch.setitem(METHODS, "crashy", spec)
-    get_graph.cache_clear()
     crash_data.CRASH_ON.clear()
     crash_data.RANKED.clear()
     crash_data.PREPARE_FAILS[0] = False
     yield
-    get_graph.cache_clear()
 
 
 def args(out: Path) -> list[str]:
