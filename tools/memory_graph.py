@@ -78,6 +78,29 @@ def user_memory(env: Environment, user_id: str) -> str:
     return " ".join(parts)
 
 
+def initial_user_memories(env: Environment) -> list[str]:
+    """`user_memory` of every user in `env.user_ids` order, built once per process and dataset."""
+    return env.resource("memrec_initial_user_memories", lambda: [user_memory(env, u) for u in env.user_ids])
+
+
+def latest_edges(env: Environment, n_items: int) -> tuple[np.ndarray, np.ndarray]:
+    """The training (user, item) pairs as keys user * n_items + item, ascending, and the
+    (timestamp, weight) of each: the latest interaction of a repeated pair wins; weight is the
+    rating, 1.0 without one."""
+    users, items, stamps = [], [], []
+    for user, case in env.cases.items():
+        u = env.user_index[user]
+        for e in case.history:  # oldest first
+            users.append(u)
+            items.append(env.item_index[e.item_id])
+            stamps.append((e.timestamp, 1.0 if e.rating is None else e.rating))
+    keys = np.asarray(users, dtype=np.int64) * n_items + np.asarray(items, dtype=np.int64)
+    values = np.asarray(stamps, dtype=np.float64).reshape(-1, 2)
+    # np.unique keeps a key's first position: in the reversed order, that is its latest interaction.
+    unique, first = np.unique(keys[::-1], return_index=True)
+    return unique, values[::-1][first]
+
+
 @dataclass(frozen=True)
 class Neighbourhood:
     """The 1-hop items and 2-hop users of a target user in the training graph."""
@@ -127,13 +150,9 @@ class MemoryGraph:
         matrix = env.train_matrix.tocsr(copy=True)
         matrix.sort_indices()
         rows = np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))
-        stamp: dict[tuple[int, int], tuple[float, float]] = {}
-        for user, case in env.cases.items():
-            u = env.user_index[user]
-            for e in case.history:  # oldest first: the latest interaction wins
-                stamp[(u, env.item_index[e.item_id])] = (e.timestamp, 1.0 if e.rating is None else e.rating)
-        edges = np.array([stamp[key] for key in zip(rows.tolist(), matrix.indices.tolist(), strict=True)])
-        edges = edges.reshape(-1, 2)
+        keys, edges = latest_edges(env, matrix.shape[1])
+        if not np.array_equal(keys, rows.astype(np.int64) * matrix.shape[1] + matrix.indices):
+            raise ValueError("the training matrix and the training histories disagree on the edges")
         self.user_ptr, self.user_items = matrix.indptr, matrix.indices
         self.user_item_times, self.user_item_weights = edges[:, 0], edges[:, 1]
         order = np.lexsort((rows, matrix.indices))  # by item, then user
@@ -176,7 +195,8 @@ class MemoryGraph:
         if row and row[0] == fingerprint:
             return
         now = time.time()
-        users = [(user_node(u), "user", user_memory(env, u), now) for u in env.user_ids]
+        texts = initial_user_memories(env)
+        users = [(user_node(u), "user", text, now) for u, text in zip(env.user_ids, texts, strict=True)]
         items = [(item_node(i), "item", item_memory(env.dataset.items[i]), now) for i in env.item_ids]
         conn.executemany(
             "INSERT OR IGNORE INTO nodes (node_id, kind, memory, version, updated_at) VALUES (?, ?, ?, 0, ?)",

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tools.memory_graph import user_memory
+from tools.memory_graph import initial_user_memories
 from world.embeddings import EMBEDDING_DIM, embed_texts
 from world.environment import Environment
 from world.paths import dataset_cache
@@ -48,7 +48,7 @@ def initial_user_vectors(
 ) -> np.ndarray:
     """Row i: the embedding of `env.user_ids[i]`'s initial memory (float32), from the disk cache
     or computed part by part (see the module docstring)."""
-    texts = [user_memory(env, u) for u in env.user_ids]
+    texts = initial_user_memories(env)
     path = cache_path(env, texts)
     if path.is_file():
         vectors = np.load(path)
