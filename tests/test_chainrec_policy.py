@@ -5,6 +5,7 @@ weights, and the expert / preference-pair rules (Eq. 10, Eq. 11)."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -15,7 +16,14 @@ from agents.chainrec.policy_train import TrainConfig, dpo_loss, train_policy, tr
 from tests.chainrec_offline_data import toy_row, toy_rows
 
 FAST = TrainConfig(
-    hidden=32, sft_epochs=150, dpo_epochs=40, dpo_lr=1e-3, eval_every=10, heldout_fraction=0.25
+    hidden=32,
+    sft_epochs=150,
+    dpo_epochs=40,
+    dpo_lr=1e-3,
+    eval_every=10,
+    heldout_fraction=0.25,
+    pair_mode="best",
+    pairs_per_task=4,
 )
 
 
@@ -47,17 +55,24 @@ def test_expert_and_pairs_prefer_reward_then_fewer_steps() -> None:
     assert best_chain(tied)[0] == "1"
     pairs = preference_pairs(tied, 5, np.random.default_rng(0))
     assert sorted(pairs) == [("1", "0.1"), ("1", "2.0.1")]
+    spread = preference_pairs(row, 8, np.random.default_rng(0), mode="any")
+    assert len(spread) == 8 and len(set(spread)) == 8
+    rewards = {code: value for code, _, value in row["chains"]}
+    assert all(prefers((c, rewards[c]), (r, rewards[r])) for c, r in spread)
+    assert any(c != "2" for c, _ in spread)  # not only the best chain is ever preferred
 
 
-def test_sft_fits_the_toy_set_and_dpo_widens_the_heldout_margin() -> None:
-    result = train_policy(toy_rows(), max_steps=3, lam=0.01, config=FAST)
+@pytest.mark.parametrize("mode", ["best", "any"])
+def test_sft_fits_the_toy_set_and_dpo_widens_the_heldout_margin(mode: str) -> None:
+    result = train_policy(toy_rows(), max_steps=3, lam=0.01, config=replace(FAST, pair_mode=mode))
     sft_end = result.curves["sft"][-1]
     assert sft_end["train_accuracy"] == 1.0
     assert sft_end["heldout_accuracy"] == 1.0
     assert sft_end["heldout_reward"] == pytest.approx(0.9)
     margins = [p["heldout_margin"] for p in result.curves["dpo"]]
     assert margins[-1] > margins[0]
-    assert result.data["dpo_pairs"] == 4 * result.data["train_tasks"]
+    if mode == "best":
+        assert result.data["dpo_pairs"] == 4 * result.data["train_tasks"]
 
 
 def test_training_is_reproducible() -> None:

@@ -25,10 +25,15 @@ def best_fixed_chain(rows: Sequence[dict[str, Any]], lam: float) -> str:
     the rows can score most often (all of them when the chains were enumerated; a sampled row scores a
     chain it did not run when the ranking of its tool set was recorded). Ties: fewer steps, then name."""
     names = {">".join(chain_actions(row["tools"], code)[:-1]) for row in rows for code, _, _ in row["chains"]}
+    maps = [{code: float(value) for code, _, value in row["chains"]} for row in rows]
     scored: dict[str, list[float]] = {}
     for name in names:
         tools = name.split(">")
-        values = [reward_of(row, tools, lam) for row in rows if set(tools) <= set(row["tools"])]
+        values = [
+            reward_of(row, tools, lam, table)
+            for row, table in zip(rows, maps, strict=True)
+            if set(tools) <= set(row["tools"])
+        ]
         scored[name] = [v for v in values if v is not None]
     most = max(len(values) for values in scored.values())
     complete = {name: values for name, values in scored.items() if len(values) == most}

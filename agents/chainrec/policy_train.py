@@ -38,15 +38,15 @@ class TrainConfig:
     """Full-batch SFT epochs."""
     sft_lr: float = 1e-3
     """Adam learning rate of SFT."""
-    dpo_epochs: int = 100
+    dpo_epochs: int = 200
     """Full-batch DPO epochs."""
-    dpo_lr: float = 3e-4
+    dpo_lr: float = 1e-3
     """Adam learning rate of DPO."""
     beta: float = 0.1
     """DPO's β."""
-    pairs_per_task: int = 4
+    pairs_per_task: int = 32
     """Preference pairs sampled per task for DPO."""
-    pair_mode: str = "best"
+    pair_mode: str = "any"
     """"best": the task's best chain against others; "any": any preferred-vs-rejected chain pair."""
     weight_decay: float = 1e-4
     """Adam weight decay (both stages)."""

@@ -65,16 +65,23 @@ def planner_decide(planner: Planner, max_steps: int) -> Decide:
     return decide
 
 
-def reward_of(row: dict[str, Any], tools: Sequence[str], lam: float) -> float | None:
+def reward_of(
+    row: dict[str, Any], tools: Sequence[str], lam: float, scored: dict[str, float] | None = None
+) -> float | None:
     """R(τ) of the chain `tools` on this task: the row's score, or (a sampled row without it) from
     the ranking of its tool set when recorded; None when unknown. A chain with no tool is
-    CandidateRank on an empty memory, which the mask forbids: None."""
+    CandidateRank on an empty memory, which the mask forbids: None. `scored`: the row's code ->
+    reward map, when the caller looks up many chains."""
     if not tools:
         return None
     code = chain_code(row["tools"], tools)
-    for found, _, value in row["chains"]:
-        if found == code:
-            return float(value)
+    if scored is not None:
+        if code in scored:
+            return scored[code]
+    else:
+        for found, _, value in row["chains"]:
+            if found == code:
+                return float(value)
     key = chain_code(row["tools"], [t for t in row["tools"] if t in tools])
     ranking = row["rankings"].get(key)
     return reward(ranking["avg_hr"], len(tools), lam) if ranking else None
