@@ -319,7 +319,6 @@ def _run_methods(
     wanted = {case.user_id for case in cases}
     for method in methods:
         started, first = time.perf_counter(), list[float]()  # setup: until the first user is ranked
-        seen = set(phase_seconds())  # one-time dataset work (world.progress) this method started
         prepared = prepare_method(method, cases, protocol, log, concurrency, context, on_phase)
         prepare_seconds = time.perf_counter() - started
         progress = first_user_clock(started, first, on_progress)
@@ -334,6 +333,6 @@ def _run_methods(
         results[method] = method_metrics([r for u, r in log.done(method).items() if u in wanted])
         results[method].update(prepared.metrics)
         setup = {"prepare": prepare_seconds, "to_first_user": first[0] if first else None}
-        setup["one_time_work"] = {k: v for k, v in phase_seconds().items() if k not in seen}
+        setup["one_time_work"] = phase_seconds(since=started)  # world.progress rows in this method
         results[method]["setup_seconds"] = setup
     return results

@@ -33,18 +33,23 @@ class PhaseClock:
         span = self._spans.setdefault(label, [now, now])
         span[1] = now
 
-    def seconds(self) -> dict[str, float]:
-        """Seconds between each label's first and last report (its work's duration), in first-seen order."""
-        return {label: end - start for label, (start, end) in self._spans.items()}
+    def seconds(self, since: float | None = None) -> dict[str, float]:
+        """Seconds between each label's first and last report (its work's duration), in first-seen
+        order; with `since` (a `time.perf_counter()` value), only the part after it, for the labels
+        reported after it."""
+        if since is None:
+            return {label: end - start for label, (start, end) in self._spans.items()}
+        return {label: end - max(start, since) for label, (start, end) in self._spans.items() if end > since}
 
 
 _process_clock = PhaseClock()
 
 
-def phase_seconds() -> dict[str, float]:
-    """Every label reported in this process so far, with the seconds its work took."""
+def phase_seconds(since: float | None = None) -> dict[str, float]:
+    """Every label reported in this process (after `since`, a `time.perf_counter()` value, when
+    given), with the seconds its work took (after `since`)."""
     with _lock:
-        return _process_clock.seconds()
+        return _process_clock.seconds(since)
 
 
 def report(label: str, done: int, total: int) -> None:
