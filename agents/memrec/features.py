@@ -34,6 +34,7 @@ from agents.memrec.user_vectors import user_vectors
 from tools.memory_graph import MemoryGraph, item_node, user_node
 from world.embeddings import embed_texts
 from world.environment import Environment
+from world.item_vectors import ItemVectors
 
 CURATION_NEEDS = {"metadata_overlap_score": "categories", "recency_days": "timestamps"}
 """Curation features and the dataset field each needs: without categories metadata_overlap_score is
@@ -85,17 +86,18 @@ def overlap(rows: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarr
     return 0.5 * ratio[:, 0] + 0.5 * ratio[:, 1]
 
 
-def dot_rows(matrix: np.ndarray, vector: np.ndarray, rows: np.ndarray) -> np.ndarray:
+def dot_rows(matrix: np.ndarray | ItemVectors, vector: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """`matrix[rows] @ vector`, in blocks of `DOT_BLOCK` rows.
 
     OpenBLAS runs larger matrix-vector products multithreaded, which on a busy machine costs
     milliseconds instead of microseconds; blocks this small always run on the calling thread.
+    Lazy item vectors are read by the rows asked for only (a slice would embed the rows between).
     """
     out = np.empty(len(rows), dtype=np.float64)
     for start in range(0, len(rows), DOT_BLOCK):
         block = rows[start : start + DOT_BLOCK]
         lo, hi = int(block.min()), int(block.max()) + 1
-        if hi - lo <= 2 * DOT_BLOCK:  # a dense run of rows: a view, no copy
+        if isinstance(matrix, np.ndarray) and hi - lo <= 2 * DOT_BLOCK:  # a dense run: a view, no copy
             out[start : start + len(block)] = (matrix[lo:hi] @ vector)[block - lo]
         else:
             out[start : start + len(block)] = matrix[block] @ vector
@@ -122,7 +124,12 @@ class FeatureIndex:
         self.item_categories = self._category_matrix()
         self.item_dist = _normalise_rows(self.item_categories)
         self.user_dist = _normalise_rows(np.asarray(self.x @ self.item_categories))
-        self.item_vectors = np.ascontiguousarray(env.item_vectors(), dtype=np.float32)
+        vectors = env.item_vectors()
+        # A complete cache is used as a plain matrix; otherwise rows are embedded when first read
+        # (a run embeds the items its users touch, not the catalog).
+        self.item_vectors: np.ndarray | ItemVectors = (
+            np.ascontiguousarray(vectors, dtype=np.float32) if vectors.cached() == len(vectors) else vectors
+        )
         self.user_vectors = self._initial_user_vectors()
         self.item_nodes = np.array([item_node(i) for i in env.item_ids], dtype=object)
         self.user_nodes = np.array([user_node(u) for u in env.user_ids], dtype=object)
