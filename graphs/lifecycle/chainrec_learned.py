@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from agents.chainrec.offline import ensure_checkpoint
+from agents.chainrec.offline import checkpoint_folder, checkpoint_root, ensure_checkpoint
 from agents.chainrec.policy_train import TrainConfig
 from agents.chainrec.trajectories import TrajectoryConfig
 from graphs.lifecycle.hooks import Prepared, PrepareRequest
@@ -46,21 +46,36 @@ def train_for_bench(request: PrepareRequest) -> Prepared:
     counts and the held-out planner comparison)."""
     context = request.context
     config = trajectory_config(context, dict(request.protocol), request.scenario)
+    train = train_config(context, config.seed)
+    if config.llm != "heuristic" and not checkpoint_exists(config, train):
+        # Enumerated chains cost thousands of tool calls per task: the automatic path never spends
+        # them on an LLM. A checkpoint trained on LLM tool answers is made on purpose with
+        # `recgraph chainrec train --llm ...`, and then found and used here.
+        context = replace(context, llm="heuristic", rec_model="", mem_model="", planner_model="")
+        config = replace(config, llm="heuristic")
     progress = request.on_progress
     hook = (
         (lambda phase, done, total: progress(f"{request.method} · {phase}", done, total))
         if progress
         else None
     )
-    trained = ensure_checkpoint(config, train_config(context, config.seed), context, on_progress=hook)
+    trained = ensure_checkpoint(config, train, context, on_progress=hook)
     summary = {
         "checkpoint": str(trained.folder),
         "stage": context.chainrec_policy_stage,
         "reused": trained.reused,
+        "trajectory_backend": config.llm,
         "trajectory_tasks": trained.trajectories.tasks,
         "trajectory_chains": trained.trajectories.chains,
         **{k: v for k, v in trained.data.items() if k in ("dpo_pairs", "expert_decisions", "heldout_tasks")},
         "heldout": trained.evaluation.get("planners", {}),
         "best_fixed_chain": trained.evaluation.get("best_fixed_chain"),
     }
-    return Prepared(replace(context, chainrec_checkpoint=str(trained.folder)), {"planner_training": summary})
+    ranking_context = replace(request.context, chainrec_checkpoint=str(trained.folder))
+    return Prepared(ranking_context, {"planner_training": summary})
+
+
+def checkpoint_exists(config: TrajectoryConfig, train: TrainConfig) -> bool:
+    """True when a complete checkpoint of exactly (config, train) is in the dataset's cache."""
+    folder = checkpoint_folder(checkpoint_root(config.dataset), config, train, sft_only=False)
+    return (folder / "config.json").is_file()
