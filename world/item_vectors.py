@@ -37,10 +37,11 @@ def text_fingerprint(texts: Sequence[str]) -> str:
     return hashlib.sha256("\x1e".join(texts).encode()).hexdigest()[:16]
 
 
-def _save_mask(path: Path, mask: np.ndarray) -> None:
+def save_array(path: Path, array: np.ndarray) -> None:
+    """`np.save` to `path` through a temporary file, so a crash never leaves half an array there."""
     temporary = path.with_name(path.name + ".tmp.npy")
-    np.save(temporary, mask)
-    temporary.replace(path)  # atomic: a crash never leaves half a mask
+    np.save(temporary, array)
+    temporary.replace(path)
 
 
 class ItemVectors:
@@ -119,7 +120,7 @@ class ItemVectors:
                 self._data[chunk] = embed_texts([self.texts[i] for i in chunk])
                 self._data.flush()  # type: ignore[attr-defined]
                 mask[chunk] = True
-                _save_mask(self._mask_path, mask)
+                save_array(self._mask_path, mask)
                 report(PROGRESS_LABEL, int(mask.sum()), self.shape[0])
             if mask.all():
                 if self._partial.is_file():  # another process (bench --workers) may have renamed it

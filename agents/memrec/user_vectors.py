@@ -8,7 +8,6 @@ part, and `on_progress(done, total)` says how far it is.
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +17,7 @@ import numpy as np
 from tools.memory_graph import initial_user_memories
 from world.embeddings import EMBEDDING_DIM, embed_texts
 from world.environment import Environment
+from world.item_vectors import save_array, text_fingerprint
 from world.paths import dataset_cache
 
 PART_USERS = 2048
@@ -26,16 +26,9 @@ RESOURCE = "memrec_user_vectors"
 """`Environment.resource` key of the vectors (one copy per dataset, whatever the memory file)."""
 
 
-def _save(path: Path, vectors: np.ndarray) -> None:
-    temporary = path.with_suffix(".tmp.npy")
-    np.save(temporary, vectors)
-    temporary.replace(path)  # atomic: a killed run never leaves half a file
-
-
 def cache_path(env: Environment, texts: list[str]) -> Path:
     """The cache file of these initial memories (its parts live in a folder of the same stem)."""
-    digest = hashlib.sha256("\x1e".join(texts).encode()).hexdigest()[:16]
-    return dataset_cache(env.dataset) / f"memrec_user_memories-{digest}.npy"
+    return dataset_cache(env.dataset) / f"memrec_user_memories-{text_fingerprint(texts)}.npy"
 
 
 def user_vectors(env: Environment, on_progress: Callable[[int, int], None] | None = None) -> np.ndarray:
@@ -63,11 +56,11 @@ def initial_user_vectors(
         block = np.load(part) if part.is_file() else None
         if block is None or block.shape != (len(chunk), EMBEDDING_DIM):
             block = embed_texts(chunk)
-            _save(part, block)
+            save_array(part, block)
         blocks.append(block)
         if on_progress:
             on_progress(start + len(chunk), len(texts))
     vectors = np.vstack(blocks) if blocks else np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
-    _save(path, vectors)
+    save_array(path, vectors)
     shutil.rmtree(parts)
     return np.ascontiguousarray(vectors, dtype=np.float32)
