@@ -118,6 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from recgraph import commands
     from state.contract import InvalidRecInput
     from world.errors import RecgraphError
+    from world.paths import cache_root
 
     handlers = {
         "bench": commands.bench_or_perf,
@@ -132,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"recgraph: error: {error}", file=sys.stderr)
         return 2
     except MethodCrashed as crash:  # a bug in a method outside `bench` (e.g. bench perf): its one line
-        log = append_errors_log(Path(getattr(args, "out", None) or "."), crash)
+        log = append_errors_log(Path(getattr(args, "out", None) or cache_root()), crash)
         print(f"recgraph: error: {crash} (traceback in {log})", file=sys.stderr)
         return EXIT_METHOD_CRASHED
     except KeyboardInterrupt:

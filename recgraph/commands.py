@@ -183,6 +183,7 @@ def progress_bar() -> Progress:
 def recommend(args: argparse.Namespace) -> int:
     """`recgraph recommend`: one user's ranked list with titles (and rationales if any)."""
     from agents.backends import describe_backend
+    from bench.crash import MethodCrashed, is_crash
     from bench.protocol import Protocol, plan_cases_for
     from graphs.registry import get_graph, parse_methods
     from graphs.tracing import run_config
@@ -217,7 +218,12 @@ def recommend(args: argparse.Namespace) -> int:
             seed=args.seed,
             candidates=args.candidates,
         )
-        output = get_graph(method).invoke(request, config=tracing_config, context=context)
+        try:
+            output = get_graph(method).invoke(request, config=tracing_config, context=context)
+        except Exception as error:  # a bug in the method: one line here, the traceback in errors.log
+            if not is_crash(error):
+                raise
+            raise MethodCrashed.of(method, args.user, error) from error
     scores, rationales = output.get("scores") or {}, output.get("rationales") or {}
     columns = ["rank", "item", "title", *(["score"] if scores else []), *(["why"] if rationales else [])]
     trace = output.get("trace") or []

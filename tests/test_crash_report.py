@@ -144,3 +144,19 @@ def test_a_crash_outside_bench_is_one_line_too(tmp_path: Path, monkeypatch, caps
         f"recgraph: error: m crashed on user '7': ZeroDivisionError: division by zero (traceback in {log})"
     ]
     assert "m user=7 node=None" in log.read_text()
+
+
+def test_recommend_crash_is_one_line_with_the_traceback_logged(
+    tmp_path: Path, crashy: None, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    monkeypatch.setenv("RECGRAPH_HOME", str(tmp_path / "home"))
+    crash_data.CRASH_ON.add("1")
+    code = main(["recommend", "--method", "crashy", "--user", "1", "--candidates", "10"])
+    log = tmp_path / "home" / "errors.log"
+    assert code == EXIT_METHOD_CRASHED
+    assert capsys.readouterr().err.splitlines() == [
+        "recgraph: error: crashy crashed on user '1' in node 'crashy_ranker': ValueError: planted failure "
+        f"(traceback in {log})"
+    ]
+    text = log.read_text()
+    assert "crashy user=1 node=crashy_ranker" in text and "Traceback" in text
