@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import math
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -13,8 +12,8 @@ from langchain_core.runnables import Runnable, RunnableConfig
 
 from agents.usage import summarise_usage
 from bench.crash import MethodCrashed, RunStopped, is_crash, stop_reason
-from bench.fallbacks import fallback_share, usage_count
-from bench.metrics import mean_metrics, rank_of, user_metrics
+from bench.method_summary import agent_breakdown, method_metrics
+from bench.metrics import rank_of, user_metrics
 from bench.protocol import EvalCase, Protocol
 from bench.tracing import BenchTracing
 from graphs.lifecycle.concurrent import run_concurrently
@@ -28,18 +27,6 @@ from world.results_log import ResultsLog
 if TYPE_CHECKING:
     from bench.workers import WorkerPool
 
-USAGE_FIELDS = (
-    "llm_attempts",
-    "llm_calls",
-    "llm_answers",
-    "input_tokens",
-    "output_tokens",
-    "est_cost_usd",
-    "fallbacks",
-    "repairs",
-)
-AGENT_COUNTS = tuple(f for f in USAGE_FIELDS if f != "est_cost_usd")
-AGENT_FIELDS = (*AGENT_COUNTS, "est_cost_usd")
 ProgressHook = Callable[[str, int], None]
 """Called as (method, users finished so far in this run) after each user."""
 PhaseProgress = Callable[[str, int, int], None]
@@ -155,75 +142,6 @@ async def run_method(
             on_progress(method, count)
 
     await run_concurrently(pending, timed.ainvoke, scored, concurrency)
-
-
-def agent_breakdown(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Per-agent calls, tokens, repairs and fallbacks of one user."""
-    by_agent: dict[str, list[dict[str, Any]]] = {}
-    for record in records:
-        by_agent.setdefault(record["agent"], []).append(record)
-    return {
-        agent: {k: v for k, v in summarise_usage(rows).items() if k in AGENT_FIELDS}
-        for agent, rows in by_agent.items()
-    }
-
-
-def add_counts(target: dict[str, Any], counts: dict[str, Any]) -> None:
-    """Add integer counts into `target` (for error / repair kind tables)."""
-    for key, value in counts.items():
-        target[key] = target.get(key, 0) + value
-
-
-def method_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Aggregate one method's records into the metrics.json entry."""
-    ordered = sorted(records, key=lambda r: r["user_id"])
-    summary: dict[str, Any] = mean_metrics(r["metrics"] for r in ordered)
-    summary["users"] = len(ordered)
-    for field in USAGE_FIELDS:
-        total = math.fsum(usage_count(r["usage"], field) for r in ordered)
-        summary[field] = total if field == "est_cost_usd" else int(total)
-    summary["fallback_share"] = fallback_share(summary)
-    summary["seconds_per_user"] = math.fsum(r["seconds"] for r in ordered) / max(1, len(ordered))
-    summary["tokens_estimated"] = any(r["usage"]["tokens_estimated"] for r in ordered)
-    errors: dict[str, int] = {}
-    repair_kinds: dict[str, int] = {}
-    agents: dict[str, dict[str, Any]] = {}
-    for record in ordered:
-        add_counts(errors, record["usage"]["errors"])
-        add_counts(repair_kinds, record["usage"]["repair_kinds"])
-        for agent, row in record["agents"].items():
-            add_counts(agents.setdefault(agent, {}), {k: v for k, v in row.items() if k in AGENT_COUNTS})
-    summary["errors"] = errors
-    summary["repair_kinds"] = repair_kinds
-    summary["agents"] = agents
-    degraded = list(dict.fromkeys(entry for r in ordered for entry in r.get("degraded", [])))
-    if degraded:  # features switched off for lack of a dataset field (state/degraded.py)
-        summary["degraded"] = degraded
-    details = [r["details"] for r in ordered if "details" in r]
-    if details:
-        summary["details"] = summarise_details(details)
-    return summary
-
-
-def summarise_details(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Per-user method details over users: numbers averaged, lists of names counted (lists of
-    records, e.g. a trajectory, stay per user in results.jsonl)."""
-    summary: dict[str, Any] = {}
-    for key in dict.fromkeys(k for row in rows for k in row):
-        values = [row[key] for row in rows if key in row]
-        if all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
-            summary[key] = math.fsum(values) / len(values)
-        elif all(isinstance(v, list) and all(isinstance(n, str) for n in v) for v in values):
-            summary[key] = dict(sorted(_count_names(values).items()))
-    return summary
-
-
-def _count_names(values: Sequence[list[Any]]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for names in values:
-        for name in names:
-            counts[str(name)] = counts.get(str(name), 0) + 1
-    return counts
 
 
 def prepare_method(
