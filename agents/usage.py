@@ -6,7 +6,7 @@ import math
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 PRICES_PER_MILLION: dict[str, tuple[float, float]] = {
@@ -128,8 +128,17 @@ class AgentUsage:
                 self.repair_kinds[kind] = self.repair_kinds.get(kind, 0) + 1
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready form stored on the blackboard state."""
-        return {**asdict(self), "fallback": self.fallback}
+        """JSON-ready form stored on the blackboard state: what `dataclasses.asdict` gives (fields
+        in order, containers copied), built without its generic deep copy (~4x slower)."""
+        record = {name: getattr(self, name) for name in _USAGE_FIELDS}
+        record["intervals"] = list(self.intervals)  # of (start, end) tuples, immutable
+        record["repair_kinds"] = dict(self.repair_kinds)
+        record["errors"] = dict(self.errors)
+        record["fallback"] = self.fallback
+        return record
+
+
+_USAGE_FIELDS = tuple(f.name for f in fields(AgentUsage))
 
 
 def critical_path_depth(records: Iterable[Mapping[str, Any]]) -> int:

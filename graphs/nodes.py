@@ -26,7 +26,7 @@ from langchain_core.runnables.config import ensure_config
 from agents.backends import model_label
 from agents.base import AgentResult, AgentTask, arun_agent, run_agent, superstep
 from agents.usage import AgentUsage
-from graphs.run_context import current_context
+from graphs.run_context import context_key, current_context
 from state.context import Context, backend_for
 from world.environment import Environment, get_environment
 
@@ -60,7 +60,7 @@ class DualNode(Runnable[Any, dict[str, Any]]):
         """Run the async body; the node's first call for this run's Context runs the sync body in a
         worker thread instead (it may build caches on disk; see the module docstring)."""
         config = ensure_config(config)
-        key = repr(current_context())
+        key = context_key(current_context())
         if key in self._warm:
             return await self.abody(input, config)
         update = await asyncio.to_thread(self.body, input, config)

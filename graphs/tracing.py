@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 from uuid import UUID
 
 from langchain_core.runnables import Runnable, RunnableConfig
-from langchain_core.runnables.config import ensure_config, run_in_executor, set_config_context
+from langchain_core.runnables.config import ensure_config, set_config_context
 from langgraph.graph.state import CompiledStateGraph
 
 In = TypeVar("In")
@@ -113,7 +113,9 @@ def quiet_routes(graph: CompiledStateGraph) -> CompiledStateGraph:
     LangGraph wraps each routing function in a traced runnable when the edge is added, and only
     that tracing gives the function its run's config (which `current_context()` reads): branches
     run outside their node's config context. So each sync routing function is called here with
-    the config set explicitly instead, in a worker thread under `ainvoke` as LangGraph does.
+    the config set explicitly instead. Under `ainvoke` it runs on the event loop, not in a worker
+    thread as LangGraph runs sync functions: routes only read the state and the Context, and a
+    thread hop per route and user makes the GIL change hands under high concurrency.
     """
     for branches in graph.builder.branches.values():
         for spec in branches.values():
@@ -133,7 +135,7 @@ def _quiet(path: Runnable, route: Callable[[Any], Any]) -> None:
             return context.run(route, input)
 
     async def ainvoke(input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        return await run_in_executor(None, invoke, input, config)
+        return invoke(input, config)
 
     # Instance attributes shadow the class's methods for the branch's `path.invoke(...)` calls.
     path.invoke = invoke  # type: ignore[method-assign]
