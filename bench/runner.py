@@ -14,6 +14,7 @@ from agents.usage import summarise_usage
 from bench.crash import MethodCrashed, RunStopped, is_crash, stop_reason
 from bench.method_summary import agent_breakdown, method_metrics
 from bench.metrics import rank_of, user_metrics
+from bench.preload import start_preloads, wait_preload
 from bench.protocol import EvalCase, Protocol
 from bench.tracing import BenchTracing
 from graphs.lifecycle.concurrent import run_concurrently
@@ -171,6 +172,7 @@ def prepare_method(
         on_progress=on_phase,
     )
     try:
+        wait_preload(method, context)  # started with the run (bench/preload.py)
         return prepare(request)
     except Exception as error:
         if is_crash(error):
@@ -207,6 +209,7 @@ def run_benchmark(
     ranks each method's users over that many processes (bench/workers.py), hooks still run here."""
     from bench.workers import ranking_pool  # here: bench.workers builds on this module
 
+    start_preloads(methods, context)  # methods' one-time loading, in background threads
     results: dict[str, dict[str, Any]] = {}  # filled method by method: kept when one fails
     try:
         with reporting(on_phase), ranking_pool(workers, context.dataset) as pool:  # + world's phases

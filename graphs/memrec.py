@@ -28,10 +28,11 @@ from langgraph.graph import END, START, StateGraph
 from agents.base import AgentResult
 from agents.memrec.curation import Curated, curate, empty_curation, resolve_rule_set, rule_set_name
 from agents.memrec.features import CURATION_NEEDS, feature_index
-from agents.memrec.rerank import rank_scores, rerank_task, vector_answer, vector_scores
+from agents.memrec.rerank import embedder_loaded, rank_scores, rerank_task, vector_answer, vector_scores
 from agents.memrec.rules import FEATURES
 from agents.memrec.synthesis import SYNTHESIS_NEEDS, synthesis_task
 from graphs.common import VALIDATE_NODE, validate_input
+from graphs.memrec_nodes import async_node
 from graphs.nodes import AgentCall, agent_node, step_node
 from graphs.run_context import current_context
 from state.blackboard import post
@@ -159,6 +160,7 @@ def prepare_rerank(state: MemRecState, ctx: Context, env: Environment) -> AgentC
     history = state.get("history")
     # Read here (prepare runs in a worker thread): the fallback may run on the event loop.
     updated = index.updated_vectors()
+    embedder_loaded()  # the fallback embeds free-text facets: MiniLM loads here, not on the loop
     # Tie-break and fill-in scores skip the facet part, which embeds free-text facets (~40 ms).
     quick, _ = vector_scores(index, found, user, candidates, [], history, updated)
     quick_scores = {c: float(s) for c, s in zip(candidates, quick, strict=True)}
@@ -192,10 +194,11 @@ def rerank_update(state: MemRecState, result: AgentResult, vector: dict[str, flo
     }
 
 
-# Each of the three reads memories from the SQLite memory graph: off the event loop under ainvoke.
-curate_node = step_node("curate", curate_neighbours, blocking=True)
-synthesise = agent_node("synthesise", prepare_synthesis, blocking_prepare=True)
-rerank = agent_node("rerank", prepare_rerank, blocking_prepare=True)
+# Each of the three reads memories from the SQLite memory graph: off the event loop under ainvoke,
+# always, so no first call needs a worker thread of its own (graphs/memrec_nodes.py).
+curate_node = async_node(step_node("curate", curate_neighbours, blocking=True))
+synthesise = async_node(agent_node("synthesise", prepare_synthesis, blocking_prepare=True))
+rerank = async_node(agent_node("rerank", prepare_rerank, blocking_prepare=True))
 
 
 def build_memrec() -> StateGraph:

@@ -30,7 +30,8 @@ from agents.base import AgentResult
 from agents.memrec.curation import curate, resolve_rule_set
 from agents.memrec.features import feature_index
 from agents.memrec.write import write_job, write_job_id, write_task
-from graphs.common import describe_validation_error
+from graphs.common import dataset_not_loaded, describe_validation_error
+from graphs.memrec_nodes import async_node
 from graphs.nodes import AgentCall, agent_node, step_node
 from graphs.run_context import current_context
 from state.blackboard import BlackboardMessage, append_messages, post
@@ -174,11 +175,14 @@ def build_memrec_write() -> StateGraph:
     builder = StateGraph(
         WriteState, input_schema=WriteInput, output_schema=WriteOutput, context_schema=Context
     )
-    # select_neighbours and commit read or write the SQLite memory graph: off the event loop.
-    builder.add_node("validate_write", step_node("validate_write", _validate_write))
-    builder.add_node("select_neighbours", step_node("select_neighbours", _select, blocking=True))
-    builder.add_node("propagate", agent_node("propagate", prepare_propagation))
-    builder.add_node("commit", step_node("commit", _commit, blocking=True))
+    # select_neighbours and commit read or write the SQLite memory graph, and validate_write may load
+    # the dataset: off the event loop, always, so no first call needs a worker thread of its own
+    # (graphs/memrec_nodes.py); propagate's prepare reads the index select_neighbours built.
+    validate = step_node("validate_write", _validate_write, blocking=dataset_not_loaded)
+    builder.add_node("validate_write", async_node(validate))
+    builder.add_node("select_neighbours", async_node(step_node("select_neighbours", _select, blocking=True)))
+    builder.add_node("propagate", async_node(agent_node("propagate", prepare_propagation)))
+    builder.add_node("commit", async_node(step_node("commit", _commit, blocking=True)))
     builder.add_edge(START, "validate_write")
     builder.add_edge("validate_write", "select_neighbours")
     builder.add_edge("select_neighbours", "propagate")

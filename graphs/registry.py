@@ -50,6 +50,10 @@ class MethodSpec:
     """Context fields this method fixes; applied in bench, perf, recommend, hooks and Studio."""
     prepare: str = ""
     """"module:function" run before ranking (training / warm-up); empty: nothing to prepare."""
+    preload: str = ""
+    """"module:function" (context) -> None: heavy one-time loading (a model, dataset-wide arrays),
+    started by bench in a background thread when the run starts and awaited before `prepare`
+    (bench/preload.py); empty: none."""
     perf_extras: str = ""
     """"module:function" adding method-specific figures to `bench perf`; empty: none."""
     record_extras: str = ""
@@ -89,6 +93,7 @@ def _memrec(summary: str, prepare: str, **overrides: Any) -> MethodSpec:
         summary,
         overrides,
         prepare=f"{MEMREC_WARMUP}:{prepare}",
+        preload="graphs.lifecycle.memrec_preload:preload",
         perf_extras=MEMREC_PERF,
         record_extras="graphs.lifecycle.memrec_whole_run:ranked",
         cli=MEMREC_CLI,
@@ -274,7 +279,7 @@ def method_context(name: str, context: Context) -> Context:
 
 
 def hook(
-    name: str, which: Literal["prepare", "perf_extras", "record_extras", "llm_calls"]
+    name: str, which: Literal["prepare", "preload", "perf_extras", "record_extras", "llm_calls"]
 ) -> Callable[..., Any] | None:
     """Method `name`'s lifecycle hook, or None when it declares none."""
     reference = getattr(METHODS[name], which)

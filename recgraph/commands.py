@@ -80,6 +80,9 @@ def bench(args: argparse.Namespace) -> int:
     from bench.workers import check_workers  # --workers N (bench/workers.py)
 
     check_workers(args.workers, args.concurrency, getattr(args, "trace", False))
+    from bench.preload import start_preloads  # methods' one-time loading overlaps the dataset's
+
+    start_preloads(methods, context_from_args(args))
     env = get_environment(args.dataset)
     cases = plan_cases(env, protocol)
     out = Path(args.out or "runs/bench")

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tools.memory_adjacency import shared_adjacency
 from world.data import Item
 from world.environment import Environment
 from world.paths import dataset_cache
@@ -83,24 +84,6 @@ def initial_user_memories(env: Environment) -> list[str]:
     return env.resource("memrec_initial_user_memories", lambda: [user_memory(env, u) for u in env.user_ids])
 
 
-def latest_edges(env: Environment, n_items: int) -> tuple[np.ndarray, np.ndarray]:
-    """The training (user, item) pairs as keys user * n_items + item, ascending, and the
-    (timestamp, weight) of each: the latest interaction of a repeated pair wins; weight is the
-    rating, 1.0 without one."""
-    users, items, stamps = [], [], []
-    for user, case in env.cases.items():
-        u = env.user_index[user]
-        for e in case.history:  # oldest first
-            users.append(u)
-            items.append(env.item_index[e.item_id])
-            stamps.append((e.timestamp, 1.0 if e.rating is None else e.rating))
-    keys = np.asarray(users, dtype=np.int64) * n_items + np.asarray(items, dtype=np.int64)
-    values = np.asarray(stamps, dtype=np.float64).reshape(-1, 2)
-    # np.unique keeps a key's first position: in the reversed order, that is its latest interaction.
-    unique, first = np.unique(keys[::-1], return_index=True)
-    return unique, values[::-1][first]
-
-
 @dataclass(frozen=True)
 class Neighbourhood:
     """The 1-hop items and 2-hop users of a target user in the training graph."""
@@ -133,7 +116,11 @@ class MemoryGraph:
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
-        self._build_adjacency()
+        adjacency = shared_adjacency(env)
+        self.user_ptr, self.user_items = adjacency.user_ptr, adjacency.user_items
+        self.user_item_times, self.user_item_weights = adjacency.user_item_times, adjacency.user_item_weights
+        self.item_ptr, self.item_users = adjacency.item_ptr, adjacency.item_users
+        self.item_user_times, self.item_user_weights = adjacency.item_user_times, adjacency.item_user_weights
         self.connection().executescript(_SCHEMA)
         with self.transaction() as conn:
             self._seed(conn)
@@ -144,23 +131,6 @@ class MemoryGraph:
         target = Path(path) if path is not None else dataset_cache(env.dataset) / "memrec.sqlite"
         target.parent.mkdir(parents=True, exist_ok=True)
         return cls(env, target)
-
-    def _build_adjacency(self) -> None:
-        env = self.env
-        matrix = env.train_matrix.tocsr(copy=True)
-        matrix.sort_indices()
-        rows = np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))
-        keys, edges = latest_edges(env, matrix.shape[1])
-        if not np.array_equal(keys, rows.astype(np.int64) * matrix.shape[1] + matrix.indices):
-            raise ValueError("the training matrix and the training histories disagree on the edges")
-        self.user_ptr, self.user_items = matrix.indptr, matrix.indices
-        self.user_item_times, self.user_item_weights = edges[:, 0], edges[:, 1]
-        order = np.lexsort((rows, matrix.indices))  # by item, then user
-        self.item_ptr = np.concatenate(
-            ([0], np.cumsum(np.bincount(matrix.indices, minlength=matrix.shape[1])))
-        )
-        self.item_users = rows[order]
-        self.item_user_times, self.item_user_weights = edges[order, 0], edges[order, 1]
 
     def connection(self) -> sqlite3.Connection:
         """This thread's connection (autocommit; WAL; 60 s busy timeout)."""

@@ -6,7 +6,8 @@ sharing at least one of them (2 hops). Each neighbour gets the five `FEATURES` (
 
 - edge_weight: recency-weighted interaction strength in [0, 1]. An edge (u, i) is worth
   rating / max rating (1 without ratings) times 0.5 ** (later / RECENCY_HALF_LIFE_ITEMS), where
-  `later` counts u's interactions after it. Item neighbours take their edge's value; a user
+  `later` counts u's interactions after it (agents/memrec/dataset_features.py, shared by every
+  memory file of a dataset). Item neighbours take their edge's value; a user
   neighbour v takes the recency-weighted cosine sum_{i shared} w(u, i) / sqrt(|I_u| |I_v|).
 - recency_days: days between the neighbour's interaction (an item: u's interaction with it; a
   user: v's latest interaction with a shared item) and u's latest training interaction.
@@ -24,14 +25,14 @@ sharing at least one of them (2 hops). Each neighbour gets the five `FEATURES` (
 from __future__ import annotations
 
 import threading
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from agents.memrec.dataset_features import dataset_features
 from agents.memrec.user_vectors import user_vectors
-from tools.memory_graph import MemoryGraph, item_node, user_node
+from tools.memory_graph import MemoryGraph, user_node
 from world.embeddings import embed_texts
 from world.environment import Environment
 from world.item_vectors import ItemVectors
@@ -40,10 +41,6 @@ CURATION_NEEDS = {"metadata_overlap_score": "categories", "recency_days": "times
 """Curation features and the dataset field each needs: without categories metadata_overlap_score is
 0 for every neighbour (memory_similarity_score, MiniLM over titles and memories, remains); without
 timestamps recency_days compares interaction positions (edge_weight's recency counts items anyway)."""
-RECENCY_HALF_LIFE_ITEMS = 20.0
-"""An interaction's edge weight halves for every 20 later interactions of the same user."""
-MAX_CATEGORIES = 512
-"""Category distributions keep the most frequent categories only (bounded memory on big catalogs)."""
 SECONDS_PER_DAY = 86400.0
 DOT_BLOCK = 256
 """Rows per matrix-vector block in `dot_rows` (kept small enough to stay single-threaded)."""
@@ -61,17 +58,6 @@ class NeighbourFeatures:
     """Environment index of each node (item index or user index)."""
     matrix: np.ndarray
     """n x 5 features in `FEATURES` order."""
-
-
-def later_interactions(user_ptr: np.ndarray, times: np.ndarray) -> np.ndarray:
-    """For each edge of the user-major CSR adjacency, how many of its user's edges are newer (ties:
-    the earlier edge in the adjacency counts as newer, as a stable sort by descending time)."""
-    n = len(times)
-    owner = np.repeat(np.arange(len(user_ptr) - 1), np.diff(user_ptr))
-    order = np.lexsort((np.arange(n), -times, owner))
-    later = np.empty(n)
-    later[order] = np.arange(n) - user_ptr[owner[order]]
-    return later
 
 
 def overlap(rows: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
@@ -104,51 +90,22 @@ def dot_rows(matrix: np.ndarray | ItemVectors, vector: np.ndarray, rows: np.ndar
     return out
 
 
-def _normalise_rows(matrix: np.ndarray) -> np.ndarray:
-    total = matrix.sum(axis=1, keepdims=True)
-    return np.divide(matrix, total, out=np.zeros_like(matrix), where=total > 0)
-
-
 class FeatureIndex:
     """Everything feature computation needs, built once per dataset (see `feature_index`)."""
 
     def __init__(self, env: Environment, graph: MemoryGraph) -> None:
-        """Precompute edge weights, category distributions and initial memory embeddings."""
+        """Take the dataset's shared arrays (`dataset_features`) and the initial memory embeddings."""
         self.env, self.graph = env, graph
-        self.x = env.train_matrix.tocsr()
-        self.degree = np.diff(graph.user_ptr).astype(np.float64)
-        weights = graph.user_item_weights
-        strength = weights / (weights.max() if weights.size and weights.max() > 0 else 1.0)
-        later = later_interactions(graph.user_ptr, graph.user_item_times)
-        self.edge_weight = strength * 0.5 ** (later / RECENCY_HALF_LIFE_ITEMS)
-        self.item_categories = self._category_matrix()
-        self.item_dist = _normalise_rows(self.item_categories)
-        self.user_dist = _normalise_rows(np.asarray(self.x @ self.item_categories))
-        vectors = env.item_vectors()
-        # A complete cache is used as a plain matrix; otherwise rows are embedded when first read
-        # (a run embeds the items its users touch, not the catalog).
-        self.item_vectors: np.ndarray | ItemVectors = (
-            np.ascontiguousarray(vectors, dtype=np.float32) if vectors.cached() == len(vectors) else vectors
-        )
+        shared = dataset_features(env)
+        self.x, self.degree, self.edge_weight = shared.x, shared.degree, shared.edge_weight
+        self.categories, self.item_categories = shared.categories, shared.item_categories
+        self.item_dist, self.user_dist = shared.item_dist, shared.user_dist
+        self.item_vectors = shared.item_vectors
         self.user_vectors = self._initial_user_vectors()
-        self.item_nodes = np.array([item_node(i) for i in env.item_ids], dtype=object)
-        self.user_nodes = np.array([user_node(u) for u in env.user_ids], dtype=object)
+        self.item_nodes, self.user_nodes = shared.item_nodes, shared.user_nodes
         self._by_text: dict[str, np.ndarray] = {}
         self._seen: dict[int, tuple[tuple[int, int], dict[str, np.ndarray]]] = {}
         self._lock = threading.Lock()
-
-    def _category_matrix(self) -> np.ndarray:
-        items = self.env.dataset.items
-        counts = Counter(c for i in self.env.item_ids for c in items[i].categories)
-        names = [c for c, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_CATEGORIES]]
-        self.categories = names
-        column = {c: j for j, c in enumerate(names)}
-        matrix = np.zeros((len(self.env.item_ids), len(names)))
-        for row, item in enumerate(self.env.item_ids):
-            for c in items[item].categories:
-                if c in column:
-                    matrix[row, column[c]] = 1.0
-        return matrix
 
     def _initial_user_vectors(self) -> np.ndarray:
         """Embeddings of every user's initial (version 0) memory (agents/memrec/user_vectors.py:

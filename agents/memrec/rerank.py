@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -48,6 +49,12 @@ VECTOR_WEIGHTS = {"facet": 0.25, "embedding": 0.25, "collaborative": 0.5}
 """Weights of the Vector configuration's three parts (renormalised over parts with signal)."""
 MEMORY_CHARS = 220
 """Candidate memories are cut to this many characters in the ReRank prompt."""
+
+
+@cache
+def embedder_loaded() -> None:
+    """Load MiniLM once (from a worker thread: the ReRank fallback may then embed on the loop)."""
+    embed_texts(["facet"])
 
 
 def _category_pattern(index: FeatureIndex) -> re.Pattern[str] | None:
