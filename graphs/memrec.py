@@ -36,7 +36,7 @@ from graphs.memrec_nodes import async_node
 from graphs.nodes import AgentCall, agent_node, step_node
 from graphs.run_context import current_context
 from state.blackboard import post
-from state.context import Context
+from state.context import Context, backend_for
 from state.contract import RecInput, RecOutput
 from state.degraded import with_degraded
 from state.memrec_schemas import CandidateScores
@@ -160,7 +160,9 @@ def prepare_rerank(state: MemRecState, ctx: Context, env: Environment) -> AgentC
     history = state.get("history")
     # Read here (prepare runs in a worker thread): the fallback may run on the event loop.
     updated = index.updated_vectors()
-    embedder_loaded()  # the fallback embeds free-text facets: MiniLM loads here, not on the loop
+    ask = replace(ctx, rec_model="heuristic") if ctx.memrec_ranker == "vector" else None
+    if backend_for(ask or ctx, "rec") == "heuristic":  # the fallback answers: MiniLM loads here, off the loop
+        embedder_loaded()
     # Tie-break and fill-in scores skip the facet part, which embeds free-text facets (~40 ms).
     quick, _ = vector_scores(index, found, user, candidates, [], history, updated)
     quick_scores = {c: float(s) for c, s in zip(candidates, quick, strict=True)}
@@ -175,7 +177,6 @@ def prepare_rerank(state: MemRecState, ctx: Context, env: Environment) -> AgentC
     instruction = state.get("instruction") or env.dataset.instructions.get(user)
     user_memory = state.get("user_memory", "")
     task = rerank_task(env, candidates, instruction, user_memory, facets, memories, fallback, quick_scores)
-    ask = replace(ctx, rec_model="heuristic") if ctx.memrec_ranker == "vector" else None
     return AgentCall(task, lambda result: rerank_update(state, result, quick_scores), context=ask)
 
 

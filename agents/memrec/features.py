@@ -32,8 +32,9 @@ import numpy as np
 
 from agents.memrec.dataset_features import dataset_features
 from agents.memrec.user_vectors import user_vectors
+from agents.memrec.vector_store import load_vectors, rows_digest, save_vectors
 from tools.memory_graph import MemoryGraph, user_node
-from world.embeddings import embed_texts
+from world.embeddings import EMBEDDING_DIM, embed_texts
 from world.environment import Environment
 from world.item_vectors import ItemVectors
 
@@ -42,6 +43,8 @@ CURATION_NEEDS = {"metadata_overlap_score": "categories", "recency_days": "times
 0 for every neighbour (memory_similarity_score, MiniLM over titles and memories, remains); without
 timestamps recency_days compares interaction positions (edge_weight's recency counts items anyway)."""
 SECONDS_PER_DAY = 86400.0
+CHANGED_ROWS = "SELECT node_id, memory FROM nodes WHERE version > 0"
+"""The memory graph's changed memories (every update bumps a node's version)."""
 DOT_BLOCK = 256
 """Rows per matrix-vector block in `dot_rows` (kept small enough to stay single-threaded)."""
 
@@ -136,11 +139,30 @@ class FeatureIndex:
         cached = self._seen.get(id(conn))
         if cached is not None and cached[0] == stamp:
             return cached[1]
-        rows = conn.execute("SELECT node_id, memory FROM nodes WHERE version > 0").fetchall()
+        rows = conn.execute(CHANGED_ROWS).fetchall()
+        with self._lock:
+            missing = any(text not in self._by_text for _, text in rows)
+        if missing:  # the vectors the warm-up saved for exactly these rows, when there are some
+            for text, vector in (load_vectors(self.graph.path, rows_digest(rows)) or {}).items():
+                with self._lock:
+                    self._by_text.setdefault(text, vector)
         self.embed_memories([text for _, text in rows])
         found = {node: self._by_text[text] for node, text in rows}
         self._seen[id(conn)] = (stamp, found)
         return found
+
+    def save_updated_vectors(self) -> int:
+        """Save the changed memories' vectors next to the memory-graph file, keyed by the digest of
+        the changed rows (agents/memrec/vector_store.py), for other processes (`bench --workers`);
+        returns how many were saved."""
+        rows = (
+            self.graph.connection().execute("SELECT node_id, memory FROM nodes WHERE version > 0").fetchall()
+        )
+        self.embed_memories([text for _, text in rows])
+        texts = list(dict.fromkeys(text for _, text in rows))
+        vectors = np.stack([self._by_text[t] for t in texts]) if texts else np.zeros((0, EMBEDDING_DIM))
+        save_vectors(self.graph.path, rows_digest(rows), texts, vectors.astype(np.float32))
+        return len(texts)
 
     def user_vector(self, user_id: str, updated: dict[str, np.ndarray] | None = None) -> np.ndarray:
         """MiniLM embedding of a user's current memory."""

@@ -194,8 +194,9 @@ def with_stage_w(request: PrepareRequest) -> Prepared:
             raise
         ahead = speculation.finish()  # before applying: predictions are made from the unapplied memories
         apply_warmups(env, ctx, log, users)
-        # Embed what is left (memories several jobs touched) once, before ranking.
-        index.updated_vectors()
+        # Embed what is left (memories several jobs touched) once, before ranking, and save them all
+        # for other processes (`bench --workers N`: agents/memrec/vector_store.py).
+        index.save_updated_vectors()
         records = log.done("stage_w")
         rows = [row for user in warm if user in records for row in records[user]["usage"]]
         clock.warmed(time.perf_counter() - started, median_call_seconds(rows), ahead)
