@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.classic_rankers import item_similarity, train_bpr
+from agents.classic_rankers import fit_bpr, item_similarity
 from graphs.registry import get_graph
 from state.context import Context
 from world.environment import get_environment
@@ -58,8 +58,8 @@ def test_random_is_seeded_per_user(tiny_dataset_dir: Path) -> None:
 def test_bpr_training_is_reproducible(tiny_dataset_dir: Path) -> None:
     env = get_environment(str(tiny_dataset_dir))
     context = Context(dataset=str(tiny_dataset_dir), bpr_factors=8, bpr_iterations=20, seed=5)
-    users_a, items_a = train_bpr(env, context)
-    users_b, items_b = train_bpr(env, context)
+    users_a, items_a = fit_bpr(env, context)  # fitted twice, not read back from the cache
+    users_b, items_b = fit_bpr(env, context)
     assert np.array_equal(users_a, users_b) and np.array_equal(items_a, items_b)
     assert items_a.shape[0] == len(env.item_ids)
 
