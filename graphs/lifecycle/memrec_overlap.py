@@ -4,7 +4,8 @@ Between Stage W and ranking the changed memories must be embedded (curation's
 memory_similarity_score reads them). Doing it after the warm-up put MiniLM's load and the embedding
 on the run's critical path with no LLM call in flight. Here:
 
-- `preload_embedder` starts loading MiniLM in a background thread when the warm-up starts;
+- `preload_embedder` starts loading MiniLM in a background thread when the warm-up starts (a no-op
+  under `bench`, whose `preload` hook loaded it when the run started: memrec_preload.py);
 - `SpeculativeEmbedding` embeds, while the remaining proposals are still being asked, the memories
   each chunk of `CHUNK_USERS` logged proposals will produce (their job applied to the memories as
   they are before the warm-up is applied), for the nodes one job only touches so far (a node
