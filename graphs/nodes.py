@@ -49,6 +49,7 @@ class DualNode(Runnable[Any, dict[str, Any]]):
         self.abody = abody
         self._warm: set[str] = set()
         self._warm_lock = threading.Lock()
+        self._warming: dict[str, asyncio.Future[None]] = {}
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> dict[str, Any]:
         """Run the sync body."""
@@ -58,15 +59,31 @@ class DualNode(Runnable[Any, dict[str, Any]]):
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> dict[str, Any]:
         """Run the async body; the node's first call for this run's Context runs the sync body in a
-        worker thread instead (it may build caches on disk; see the module docstring)."""
+        worker thread instead (it may build caches on disk; see the module docstring). Calls made
+        on the same loop while that first call runs wait for it, then take the async body: a wave
+        of concurrent first users would otherwise each hold an executor thread for a whole
+        synchronous LLM call (6 threads on 2 cores: a wave of 16 took three LLM rounds)."""
         config = ensure_config(config)
         key = context_key(current_context())
-        if key in self._warm:
-            return await self.abody(input, config)
-        update = await asyncio.to_thread(self.body, input, config)
-        with self._warm_lock:
-            self._warm.add(key)
-        return update
+        while key not in self._warm:
+            first = self._warming.get(key)
+            if first is None or first.get_loop() is not asyncio.get_running_loop():
+                return await self._first_call(key, input, config)
+            await asyncio.shield(first)  # if that call fails, the next waiter makes the first call
+        return await self.abody(input, config)
+
+    async def _first_call(self, key: str, input: Any, config: RunnableConfig) -> dict[str, Any]:
+        done = asyncio.get_running_loop().create_future()
+        self._warming[key] = done
+        try:
+            update = await asyncio.to_thread(self.body, input, config)
+            with self._warm_lock:
+                self._warm.add(key)
+            return update
+        finally:
+            if self._warming.get(key) is done:
+                del self._warming[key]
+            done.set_result(None)
 
 
 def step_node(name: str, body: StepBody, *, blocking: bool | Callable[[Any], bool] = False) -> DualNode:
