@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import os
+import ssl
 import threading
 import weakref
 from functools import lru_cache
@@ -156,9 +157,19 @@ def chat_model_here(*settings: Any) -> BaseChatModel | None:
         import httpx
 
         spec, timeout = settings[0], settings[2]
-        client = httpx.AsyncClient(timeout=timeout) if spec != "local" else None
+        client = httpx.AsyncClient(timeout=timeout, verify=tls_context()) if spec != "local" else None
         models[settings] = build_chat_model(*settings, http_async_client=client)
     return models[settings]
+
+
+@lru_cache(maxsize=1)
+def tls_context() -> ssl.SSLContext:
+    """httpx's default TLS context (certifi's CA bundle, or `SSL_CERT_FILE` / `SSL_CERT_DIR`), made once
+    per process and shared by the per-loop HTTP clients: loading the CA bundle costs ~45 ms of CPU,
+    which every new event loop's first LLM call (a `bench perf` pass, a test) would wait for."""
+    import httpx
+
+    return httpx.create_ssl_context()
 
 
 def bind_schema(model: BaseChatModel, schema: type, json_schema: dict[str, Any] | None = None) -> object:

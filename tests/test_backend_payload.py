@@ -76,3 +76,17 @@ def test_backend_model_keeps_chat_openai_run_name_and_cache_key() -> None:
     assert ours._get_llm_string() == plain._get_llm_string()
     bound = bind_schema(ours, RankedList)
     assert bound.kwargs["extra_body"]["response_format"]["json_schema"]["name"] == "RankedList"
+
+
+def test_per_loop_clients_share_one_verifying_tls_context() -> None:
+    import ssl
+
+    from agents.backends import chat_model_here, tls_context
+
+    async def client_context() -> ssl.SSLContext:
+        model = chat_model_here("sim", "http://sim/v1", 6.0, 0.0, 512, 0.0)
+        return model.http_async_client._transport._pool._ssl_context
+
+    first, second = asyncio.run(client_context()), asyncio.run(client_context())
+    assert first is second is tls_context()
+    assert first.verify_mode == ssl.CERT_REQUIRED and first.check_hostname
