@@ -73,7 +73,7 @@ def add_actions(actions: argparse._SubParsersAction) -> None:
 
 
 def _config(args: argparse.Namespace, context: Context) -> Any:
-    from agents.chainrec.trajectories import config_from
+    from agents.chainrec.training_tasks import config_from
     from world.errors import RecgraphError
 
     for name in ("users", "candidates", "chain_cap", "max_steps"):

@@ -11,9 +11,11 @@ import pytest
 from recgraph.cli import main
 from state.context import Context
 from tests.amem4rec_data import write_dataset
+from tools import memory_pool_vectors
 from tools.memory_pool_folder import forget_pool, open_pool, pool_config
 from tools.memory_pool_index import PoolError
 from tools.memory_pool_record import encode_vector, memory_text
+from tools.memory_pool_vectors import embed_memory_batch, embed_memory_texts, forget_memo
 from world.embeddings import embed_texts
 from world.environment import get_environment
 
@@ -125,19 +127,41 @@ def test_a_replayed_window_is_applied_once(dataset, tmp_path: Path) -> None:
 def test_search_is_exact_and_the_index_is_rebuilt_from_the_record(dataset, tmp_path: Path) -> None:
     folder = tmp_path / "pool"
     pool = open_pool(folder, dataset, CONFIG, create=True)
-    texts = [f"Keeps returning to genre {n}." for n in range(30)]
-    for n, text in enumerate(texts):
-        pool.apply(store_plan(f"u{n}:0", f"m-u{n}-0", text, f"Pattern {n % 7}."))
+    texts = [f"Keeps returning to genre {n}." for n in range(70)]  # more than the index's 64 candidates
+    pool.apply_all(
+        [store_plan(f"u{n}:0", f"m-u{n}-0", text, f"Pattern {n % 7}.") for n, text in enumerate(texts)]
+    )
     query = embed_texts(["Keeps returning to genre 7. Pattern 0."])[0]
-    vectors = pool.vectors([f"m-u{n}-0" for n in range(30)])
-    expected = np.argsort(-(vectors @ query), kind="stable")[:5]
-    assert [m.id for m, _ in pool.search(query, 5)] == [f"m-u{n}-0" for n in expected]
+    vectors = pool.vectors([f"m-u{n}-0" for n in range(70)])
+    expected = np.argsort(-(vectors @ query), kind="stable")
+    assert [m.id for m, _ in pool.search(query, 5)] == [f"m-u{n}-0" for n in expected[:5]]
+    assert [m.id for m, _ in pool.search(query, 9)] == [f"m-u{n}-0" for n in expected[:9]]  # whole pool
     fingerprint = pool.fingerprint()
     forget_pool(folder)
     shutil.rmtree(folder / "chroma")  # e.g. a crash between the SQLite commit and the index write
     reopened = open_pool(folder, dataset)
     assert reopened.fingerprint() == fingerprint
-    assert [m.id for m, _ in reopened.search(query, 5)] == [f"m-u{n}-0" for n in expected]
+    assert [m.id for m, _ in reopened.search(query, 5)] == [f"m-u{n}-0" for n in expected[:5]]
+
+
+def test_memory_vectors_are_the_encoders_and_are_encoded_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RECGRAPH_HOME", str(tmp_path / "home"))
+    texts = ["Keeps returning to niche items. Order: niche → niche.", "Samples varied kinds of item."]
+    found = embed_memory_texts([texts[0], texts[1], texts[0]])
+    alone = np.array([embed_texts([text])[0] for text in texts])
+    assert np.array_equal(found, alone[[0, 1, 0]])  # a batch of one each, whatever came along
+    together = embed_texts(texts)
+    assert np.array_equal(embed_memory_batch(texts), together)
+    forget_memo()
+
+    def no_encoder(batch: list[str]) -> np.ndarray:
+        raise AssertionError(f"encoded again: {batch}")
+
+    monkeypatch.setattr(memory_pool_vectors, "embed_texts", no_encoder)
+    assert np.array_equal(embed_memory_texts(texts[::-1]), alone[::-1])  # from the shared store
+    assert np.array_equal(embed_memory_batch(texts), together)
 
 
 def run_cli(args: list[str], capsys: pytest.CaptureFixture) -> tuple[int, str]:

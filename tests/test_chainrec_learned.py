@@ -157,6 +157,10 @@ def test_prepare_hook_trains_once_on_training_tasks_then_reuses(tmp_path: Path) 
         and again.metrics["planner_training"]["reused"] is True
     )
     assert "chainrec_sft · sft" not in phases
+    # reused without a world: no trajectory pass, same counts read from the file
+    assert not any("trajectories" in phase for phase in phases)
+    reused = again.metrics["planner_training"]
+    assert (reused["trajectory_tasks"], reused["trajectory_chains"]) == (3, training["trajectory_chains"])
     output = graph.invoke({"user_id": "u1", "candidates": ["b3", "b7", "b8", "b9"]}, context=again.context)
     assert output["details"]["planner_used"][0].startswith("learned")
 

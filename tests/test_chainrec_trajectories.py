@@ -12,19 +12,12 @@ from pathlib import Path
 from agents.base import AgentResult
 from agents.chainrec.candidate_rank import rank_call
 from agents.chainrec.catalog import BY_NAME, CANDIDATE_RANK
+from agents.chainrec.chains import chain_actions, count_chains
 from agents.chainrec.library import LIBRARY
 from agents.chainrec.tool_agent import Episode, memory_entry
 from agents.chainrec.training_env import training_environment
-from agents.chainrec.trajectories import (
-    FILE_NAME,
-    TaskRunner,
-    TrajectoryConfig,
-    chain_actions,
-    count_chains,
-    generate,
-    read_rows,
-    training_tasks,
-)
+from agents.chainrec.training_tasks import TrajectoryConfig, training_tasks
+from agents.chainrec.trajectories import FILE_NAME, TaskRunner, generate, read_rows
 from agents.usage import AgentUsage
 from state.context import Context
 from tools.environment import EpisodeScope

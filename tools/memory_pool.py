@@ -14,8 +14,11 @@ Contract:
   `history`), its new memory, and its ledger row. A window already in the ledger is skipped, so a
   replay never duplicates a memory. The memories a round rewrote are re-embedded once, from their
   final text, in one batch (sorted by id) before the commit: the same round always forms the same
-  batch, and a crash mid-round leaves nothing of it behind. `apply(plan)` is a round of one.
-- `search(vector, k)` returns the k most cosine-similar memories, exactly scored, ties by id.
+  batch (remembered under RECGRAPH_HOME, so a pool trained on the same rounds — a rerun, an
+  ablation — reads it back: `tools.memory_pool_vectors`), and a crash mid-round leaves nothing of
+  it behind. `apply(plan)` is a round of one.
+- `search(vector, k)` returns the k most cosine-similar memories, exactly scored, ties by id (a
+  pool no larger than the index's candidate list is scored whole, without asking the index).
 - Opening never overwrites anything: a folder of another dataset or a damaged folder is refused
   with one `PoolError` line.
 """
@@ -39,8 +42,9 @@ from tools.memory_pool_record import (
     Memory,
     decode_vector,
 )
+from tools.memory_pool_vectors import embed_memory_batch
 from tools.memory_writer import merge_memory
-from world.embeddings import EMBEDDING_DIM, embed_texts
+from world.embeddings import EMBEDDING_DIM
 
 DATABASE = "pool.sqlite"
 
@@ -134,7 +138,11 @@ class MemoryPool:
             return []
         query = np.asarray(vector, dtype=np.float32)
         with self._lock:
-            ids = [*self.index.nearest(query, min(self.size(), max(8 * k, 64))), *self._unindexed]
+            wanted = max(8 * k, 64)
+            if self.size() <= wanted:  # the index would return every memory anyway
+                ids = list(self._vectors)
+            else:
+                ids = [*self.index.nearest(query, wanted), *self._unindexed]
             scored = sorted(
                 ((float(self._vectors[i] @ query), i) for i in ids if i in self._vectors),
                 key=lambda pair: (-pair[0], pair[1]),
@@ -304,7 +312,7 @@ class MemoryPool:
         if not ids:
             return {}
         rows = self.memories(ids)
-        vectors = embed_texts([rows[i].text() for i in ids])
+        vectors = embed_memory_batch([rows[i].text() for i in ids])
         for memory_id, vector in zip(ids, vectors, strict=True):
             self._db.execute(
                 "UPDATE memories SET embedding=? WHERE id=?", (vector.astype("<f4").tobytes(), memory_id)

@@ -1,20 +1,17 @@
 """One pool memory as a record, the text it embeds, and its vector codec (AMEM4Rec's pool).
 
-Contract: a memory's vector depends on its text alone (each text is encoded on its own), so a
-resumed run sees exactly the vectors an uninterrupted one saw; vectors travel as base64 float32.
+Contract: a memory's vector depends on its text alone (each text is encoded on its own:
+`tools.memory_pool_vectors`), so a resumed run sees exactly the vectors an uninterrupted one saw;
+vectors travel as base64 float32.
 """
 
 from __future__ import annotations
 
 import base64
-import threading
-from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-
-from world.embeddings import EMBEDDING_DIM, embed_texts
 
 
 @dataclass(frozen=True)
@@ -52,31 +49,6 @@ class Memory:
 def memory_text(behavior: str, pattern: str) -> str:
     """The text e = Encode(p) embeds."""
     return f"{behavior.strip()} {pattern.strip()}".strip()
-
-
-_embedded: OrderedDict[str, np.ndarray] = OrderedDict()
-_embedded_lock = threading.Lock()
-EMBEDDING_MEMO = 20_000
-"""Memory texts whose embedding is kept in this process (windows often repeat a pattern)."""
-
-
-def embed_memory_texts(texts: list[str]) -> np.ndarray:
-    """MiniLM embeddings of memory texts, each text encoded on its own so its vector depends on the
-    text alone (never on what it was batched with): a resumed run sees the same vectors."""
-    rows = []
-    for text in texts:
-        with _embedded_lock:
-            vector = _embedded.get(text)
-            if vector is not None:
-                _embedded.move_to_end(text)
-        if vector is None:
-            vector = embed_texts([text])[0]
-            with _embedded_lock:
-                _embedded[text] = vector
-                if len(_embedded) > EMBEDDING_MEMO:
-                    _embedded.popitem(last=False)
-        rows.append(vector)
-    return np.array(rows, dtype=np.float32).reshape(len(rows), EMBEDDING_DIM)
 
 
 def encode_vector(vector: np.ndarray) -> str:

@@ -18,7 +18,8 @@ import numpy as np
 from agents.amem4rec.policy import PolicyDecision, memory_policy
 from state.context import Context
 from tools.memory_pool import MemoryPool
-from tools.memory_pool_record import embed_memory_texts, memory_text
+from tools.memory_pool_record import memory_text
+from tools.memory_pool_vectors import embed_memory_texts
 
 
 @dataclass(frozen=True)

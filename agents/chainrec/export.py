@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 from langchain_core.messages import BaseMessage
 
+from agents.chainrec.chains import chain_actions
 from agents.chainrec.planners import LlmPlanner
 from agents.chainrec.policy_data import best_chain, preference_pairs
 from agents.chainrec.rollout import row_view
-from agents.chainrec.trajectories import chain_actions
 
 ROLES = {"system": "system", "human": "user", "ai": "assistant"}
 

@@ -20,7 +20,8 @@ from agents.chainrec.planner_eval import compare_planners
 from agents.chainrec.policy import FORMAT_VERSION, checkpoint_root, mark_latest
 from agents.chainrec.policy_store import write_checkpoint
 from agents.chainrec.policy_train import TrainConfig, train_policy
-from agents.chainrec.trajectories import TrajectoryConfig, TrajectoryRun, generate, read_rows
+from agents.chainrec.training_tasks import TrajectoryConfig
+from agents.chainrec.trajectories import TrajectoryRun, existing_run, generate, read_rows
 from world.environment import get_environment
 
 Progress = Callable[[str, int, int], None]
@@ -107,10 +108,11 @@ def ensure_checkpoint(
     """The checkpoint for (config, train): reused when complete, else trajectories then training."""
     base = root or checkpoint_root(config.dataset)
     folder = checkpoint_folder(base, config, train, sft_only)
-    run = make_trajectories(config, ctx, base, on_progress)
-    if (folder / "config.json").is_file():
+    if (folder / "config.json").is_file():  # trained on a complete file: read it, build no world
+        run = existing_run(trajectory_folder(base, config), config)
         mark_latest(base, config.scenario, folder)
         saved = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         evaluation = json.loads((folder / "evaluation.json").read_text(encoding="utf-8"))
         return Trained(folder, True, run, evaluation, saved.get("data", {}))
+    run = make_trajectories(config, ctx, base, on_progress)
     return train_checkpoint(run, config, train, folder, sft_only, on_progress)

@@ -13,11 +13,11 @@ from typing import Any
 
 import numpy as np
 
+from agents.chainrec.chains import chain_actions
 from agents.chainrec.planners import RulePlanner
 from agents.chainrec.policy import PolicyWeights
 from agents.chainrec.policy_data import StateTable, best_chain
 from agents.chainrec.rollout import greedy_chain, planner_decide, quality_of, reward_of, roll_out
-from agents.chainrec.trajectories import chain_actions
 
 
 def best_fixed_chain(rows: Sequence[dict[str, Any]], lam: float) -> str:

@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 
 from agents.chainrec.catalog import CANDIDATE_RANK
+from agents.chainrec.chains import chain_actions
 from agents.chainrec.features import embed_lines, memory_line, state_vector
 from agents.chainrec.mask import feasibility
 from agents.chainrec.policy import ACTIONS
-from agents.chainrec.trajectories import chain_actions
 from state.chainrec_state import MemoryEntry
 
 

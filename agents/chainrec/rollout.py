@@ -10,11 +10,11 @@ from typing import Any
 import numpy as np
 
 from agents.chainrec.catalog import CANDIDATE_RANK
+from agents.chainrec.chains import chain_code
 from agents.chainrec.planning import Planner, PlanView
 from agents.chainrec.policy import ACTIONS, PolicyWeights
 from agents.chainrec.policy_data import StateTable, memory_at, row_mask
 from agents.chainrec.reward import reward
-from agents.chainrec.trajectories import chain_code
 
 Decide = Callable[[dict[str, Any], tuple[str, ...]], str]
 """(row, tools run so far) -> the next action."""

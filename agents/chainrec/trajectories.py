@@ -1,11 +1,9 @@
 """ChainRec offline stage 1: tool-chain trajectories on training tasks, scored with R(τ).
 
-A *training task* is one user's validation interaction with its own candidates (target + N−1
-negatives the user never interacted with, seeded by (seed, user)), posed in the training world of
-training_env.py, where the test interaction does not exist. For each task every feasible chain (no
-repeated tool, at most `max_steps` tools, domain tools only when the data exists, then CandidateRank)
-is enumerated when there are at most `chain_cap` of them, else `chain_cap` distinct chains are
-sampled with a seeded generator. Each chain is scored R(τ) = AvgHR@{1,3,5} − λ|τ| (reward.py).
+For each training task (training_tasks.py) every feasible chain (chains.py: no repeated tool, at
+most `max_steps` tools, domain tools only when the data exists, then CandidateRank) is enumerated
+when there are at most `chain_cap` of them, else `chain_cap` distinct chains are sampled with a
+seeded generator. Each chain is scored R(τ) = AvgHR@{1,3,5} − λ|τ| (reward.py).
 
 Reuse: a tool's deterministic answer (heuristic backend) reads only the episode's user, scenario and
 candidates — never the memory — so it is computed once per (task, tool) and reused by every chain.
@@ -27,9 +25,8 @@ half-written last line dropped), so an interrupted run resumes at the next task.
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,15 +35,16 @@ import numpy as np
 from agents.backends import model_label
 from agents.base import AgentResult, run_agent
 from agents.chainrec.candidate_rank import rank_call
-from agents.chainrec.catalog import BY_NAME, CANDIDATE_RANK, EVIDENCE_TOOLS
+from agents.chainrec.catalog import BY_NAME
+from agents.chainrec.chains import chain_code, chains_for, feasible_tools
 from agents.chainrec.features import task_facts
 from agents.chainrec.fusion import fuse
 from agents.chainrec.item_tools import fetch_items
 from agents.chainrec.library import LIBRARY
-from agents.chainrec.mask import feasibility
 from agents.chainrec.reward import avg_hr, reward
 from agents.chainrec.tool_agent import Episode, memory_entry, tool_task
 from agents.chainrec.training_env import training_environment
+from agents.chainrec.training_tasks import Task, TrajectoryConfig, training_tasks
 from agents.usage import AgentUsage
 from state.chainrec_state import MemoryEntry
 from state.context import Context, backend_for
@@ -56,147 +54,10 @@ from world.data import natural_key
 from world.environment import Environment
 from world.errors import ProtocolError
 from world.results_log import ResultsLog
-from world.scenarios import check_scenario, eligible_users
-from world.seeding import user_rng
 
 ROW_METHOD = "chainrec_trajectories"
 """The `method` field of every trajectory row (one row per task, keyed by user)."""
 FILE_NAME = "trajectories.jsonl"
-
-
-@dataclass(frozen=True)
-class TrajectoryConfig:
-    """What fixes a trajectory file (every row carries it; a resume must match it)."""
-
-    dataset: str
-    """Dataset name or path."""
-    scenario: str = "classic"
-    """Which interactions the tools may see (world.scenarios), relative to the validation target."""
-    tasks: int = 300
-    """Training tasks (users, a seeded sample; all eligible ones if fewer)."""
-    candidates: int = 20
-    """N: the validation target + N−1 negatives."""
-    seed: int = 0
-    """Seeds the task sample, the negatives and the chain sample."""
-    chain_cap: int = 2000
-    """Enumerate every feasible chain up to this many; above it, sample this many."""
-    max_steps: int = 6
-    """T_max: tools per chain at most."""
-    lam: float = 0.01
-    """λ of R(τ)."""
-    llm: str = "heuristic"
-    """The backend the tools and CandidateRank ran with."""
-
-    def as_dict(self) -> dict[str, Any]:
-        """The header stored with every row."""
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class Task:
-    """One training task."""
-
-    user_id: str
-    """The user."""
-    target: str
-    """The validation item (the training world's held-out target)."""
-    candidates: tuple[str, ...]
-    """Shuffled target + negatives."""
-
-
-def config_from(
-    ctx: Context, scenario: str, tasks: int, candidates: int, seed: int, chain_cap: int
-) -> TrajectoryConfig:
-    """The trajectory config of a run context (step budget, λ and backend from `ctx`)."""
-    return TrajectoryConfig(
-        dataset=ctx.dataset,
-        scenario=scenario,
-        tasks=tasks,
-        candidates=candidates,
-        seed=seed,
-        chain_cap=chain_cap,
-        max_steps=ctx.chainrec_max_steps,
-        lam=ctx.chainrec_reward_lambda,
-        llm=backend_for(ctx, "rec"),
-    )
-
-
-def training_tasks(train: Environment, full: Environment, config: TrajectoryConfig) -> list[Task]:
-    """A seeded sample of training tasks: users eligible for the scenario in the training world,
-    their validation item as target, negatives among items they never touched (test item included
-    in what they touched, so it is never a negative)."""
-    check_scenario(config.scenario, train.dataset.has_time)
-    eligible = sorted(
-        eligible_users(train.cases, config.scenario, train.popularity, len(train.item_ids)), key=natural_key
-    )
-    if not eligible:
-        raise ProtocolError(f"no training task of {config.dataset!r} qualifies for {config.scenario!r}")
-    order = np.random.default_rng(config.seed).permutation(len(eligible))
-    users = sorted((eligible[i] for i in order[: config.tasks]), key=natural_key)
-    tasks = []
-    for user in users:
-        target = train.cases[user].target.item_id
-        touched = full.interacted(user)
-        rng = user_rng(config.seed, user, "chainrec_training_task")
-        negatives: dict[str, None] = {}
-        unseen = len(full.item_ids) - len(touched | {target})
-        if unseen < config.candidates - 1:
-            continue
-        while len(negatives) < config.candidates - 1:
-            item = full.item_ids[int(rng.integers(len(full.item_ids)))]
-            if item not in touched and item != target:
-                negatives[item] = None
-        items = [target, *negatives]
-        tasks.append(Task(user, target, tuple(items[i] for i in rng.permutation(len(items)))))
-    return tasks
-
-
-def feasible_tools(domain: dict[str, bool]) -> list[str]:
-    """Evidence tools the dataset's data allows, in catalog order."""
-    mask, _ = feasibility([], len(EVIDENCE_TOOLS), domain)
-    return [tool for tool in EVIDENCE_TOOLS if mask.get(tool, False)]
-
-
-def count_chains(n_tools: int, max_steps: int) -> int:
-    """How many feasible chains there are: ordered selections of 1..max_steps distinct tools."""
-    total, ways = 0, 1
-    for k in range(1, min(n_tools, max_steps) + 1):
-        ways *= n_tools - k + 1
-        total += ways
-    return total
-
-
-def all_chains(tools: Sequence[str], max_steps: int) -> Iterator[tuple[str, ...]]:
-    """Every feasible chain (tools only; CandidateRank follows each), shortest first."""
-    for k in range(1, min(len(tools), max_steps) + 1):
-        yield from itertools.permutations(tools, k)
-
-
-def chains_for(
-    task: Task, tools: Sequence[str], config: TrajectoryConfig
-) -> tuple[list[tuple[str, ...]], bool]:
-    """(the task's chains, whether they are all of them): enumerated up to the cap, else a seeded
-    sample of `chain_cap` distinct chains (length uniform, then tools uniform)."""
-    total = count_chains(len(tools), config.max_steps)
-    if total <= config.chain_cap:
-        return list(all_chains(tools, config.max_steps)), True
-    rng = user_rng(config.seed, task.user_id, "chainrec_chains")
-    longest = min(len(tools), config.max_steps)
-    picked: dict[tuple[str, ...], None] = {}
-    while len(picked) < config.chain_cap:
-        k = int(rng.integers(1, longest + 1))
-        picked[tuple(tools[i] for i in rng.permutation(len(tools))[:k])] = None
-    return list(picked), False
-
-
-def chain_code(tools: Sequence[str], chain: Sequence[str]) -> str:
-    """A chain written as the dot-joined indices of its tools in `tools`."""
-    return ".".join(str(tools.index(tool)) for tool in chain)
-
-
-def chain_actions(tools: Sequence[str], code: str) -> list[str]:
-    """The actions of a chain code: its tools, then CandidateRank."""
-    return [*(tools[int(i)] for i in code.split(".")), CANDIDATE_RANK]
 
 
 def _answer(task: Any, needed: bool, ctx: Context, agent: str) -> AgentResult:
@@ -320,6 +181,7 @@ def generate(
     tasks = training_tasks(train, full, config)
     log = ResultsLog(folder / FILE_NAME, config.as_dict())
     done = log.done(ROW_METHOD)
+    prefetch_item_vectors(full, [task for task in tasks if task.user_id not in done])
     new = 0
     for index, task in enumerate(tasks):
         if task.user_id not in done:
@@ -329,6 +191,20 @@ def generate(
             on_progress(index + 1, len(tasks))
     rows = log.done(ROW_METHOD)
     return TrajectoryRun(log.path, len(rows), new, sum(len(r["chains"]) for r in rows.values()))
+
+
+def prefetch_item_vectors(full: Environment, tasks: Sequence[Task]) -> None:
+    """Embed, in a few large batches, the item vectors `tasks` will read (their candidates and
+    everything their users touched): the tools would otherwise embed them a handful at a time."""
+    items = {item for task in tasks for item in (*task.candidates, *full.interacted(task.user_id))}
+    rows = sorted(full.item_index[item] for item in items if item in full.item_index)
+    full.item_vectors().ensure(np.array(rows, dtype=np.int64))
+
+
+def existing_run(folder: Path, config: TrajectoryConfig) -> TrajectoryRun:
+    """`folder`'s trajectory file as it stands (nothing generated, no environment built)."""
+    rows = ResultsLog(folder / FILE_NAME, config.as_dict()).done(ROW_METHOD)
+    return TrajectoryRun(folder / FILE_NAME, len(rows), 0, sum(len(r["chains"]) for r in rows.values()))
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from agents.chainrec.offline import checkpoint_folder, checkpoint_root, ensure_checkpoint
 from agents.chainrec.policy_train import TrainConfig
-from agents.chainrec.trajectories import TrajectoryConfig
+from agents.chainrec.training_tasks import TrajectoryConfig
 from graphs.lifecycle.hooks import Prepared, PrepareRequest
 from state.context import Context, backend_for
 
