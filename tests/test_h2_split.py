@@ -54,3 +54,23 @@ def test_repeats_ratings_missing_events_and_times_split_as_before() -> None:
         assert cases == reference_split(dataset)
         assert cases["u1"].history[0].timestamp == 30.0 and cases["u2"].history[0].rating is None
     assert _from_presplit(dataset)["u3"].history[0].timestamp == 0.0
+
+
+def test_loading_pauses_the_collector_and_restores_it(tmp_path: Path) -> None:
+    import gc
+
+    from world.datasets import collector_paused, load_dataset
+
+    spec = SynthSpec(users=20, items=40, interactions=200, categories=False, timestamps=False)
+    write_synth(generate(spec), tmp_path)
+    with collector_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()  # a caller's own pause is left as it was
+    finally:
+        gc.enable()
+    assert len(load_dataset(str(tmp_path)).presplit or {}) == 20 and gc.isenabled()
