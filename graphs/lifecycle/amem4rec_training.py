@@ -25,14 +25,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
 from langchain_core.runnables import RunnableConfig
 
 from agents.amem4rec.policy import ACTIONS
 from agents.amem4rec.retrieval import training_pool
-from agents.amem4rec.windows import WindowRef, plan_windows
+from agents.amem4rec.windows import WindowRef, plan_windows, window_items
 from agents.usage import summarise_usage
 from graphs.lifecycle.concurrent import run_concurrently
-from state.context import Context
+from state.context import Context, backend_for
 from tools.memory_pool import MemoryPool
 from world.environment import Environment
 
@@ -127,6 +128,18 @@ async def _train(
         pool.apply_all([logged[ref.key] for ref in refs], applied)
 
 
+def prefetch_item_vectors(env: Environment, refs: Sequence[WindowRef], w: int) -> None:
+    """Embed up front, in a few large batches, the item vectors the fallback extractor will read
+    (a window without categories is described by how related its items' texts are:
+    agents/amem4rec/patterns.py) instead of three rows at a time per window."""
+    rows: set[int] = set()
+    for ref in refs:
+        items = window_items(env, ref.user_id, ref.start, w)
+        if not any(env.dataset.items[i].categories for i in items):
+            rows.update(env.item_index[i] for i in items)
+    env.item_vectors().ensure(np.array(sorted(rows), dtype=np.int64))
+
+
 def train_pool(
     env: Environment,
     context: Context,
@@ -144,6 +157,8 @@ def train_pool(
     run = TrainingRun(pool, plan, applied_before=sum(ref.key in applied for ref in plan))
     if on_progress:
         on_progress(run.applied_before, len(plan))
+    if backend_for(context, "mem") == "heuristic":
+        prefetch_item_vectors(env, [ref for ref in plan if ref.key not in applied], context.amem_window)
     asyncio.run(_train(run, context, concurrency, on_progress, trace))
     run.seconds = time.perf_counter() - started
     return run
