@@ -11,7 +11,7 @@ import pytest
 from recgraph.cli import main
 from state.context import Context
 from tests.amem4rec_data import write_dataset
-from tools import memory_pool_vectors
+from tools import memory_pool, memory_pool_vectors
 from tools.memory_pool_folder import forget_pool, open_pool, pool_config
 from tools.memory_pool_index import PoolError
 from tools.memory_pool_record import encode_vector, memory_text
@@ -124,7 +124,10 @@ def test_a_replayed_window_is_applied_once(dataset, tmp_path: Path) -> None:
     assert pool.size() == 1 and len(pool.ledger()) == 1 and pool.proposals() == {}
 
 
-def test_search_is_exact_and_the_index_is_rebuilt_from_the_record(dataset, tmp_path: Path) -> None:
+def test_search_is_exact_and_the_index_is_rebuilt_from_the_record(
+    dataset, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(memory_pool, "EXACT_UP_TO", 0)  # a "big" pool: candidates come from Chroma
     folder = tmp_path / "pool"
     pool = open_pool(folder, dataset, CONFIG, create=True)
     texts = [f"Keeps returning to genre {n}." for n in range(70)]  # more than the index's 64 candidates

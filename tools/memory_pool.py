@@ -17,8 +17,9 @@ Contract:
   batch (remembered under RECGRAPH_HOME, so a pool trained on the same rounds — a rerun, an
   ablation — reads it back: `tools.memory_pool_vectors`), and a crash mid-round leaves nothing of
   it behind. `apply(plan)` is a round of one.
-- `search(vector, k)` returns the k most cosine-similar memories, exactly scored, ties by id (a
-  pool no larger than the index's candidate list is scored whole, without asking the index).
+- `search(vector, k)` returns the k most cosine-similar memories, exactly scored, ties by id. A
+  pool of up to `EXACT_UP_TO` memories is scored whole (a few ms); only a bigger one asks the index
+  for candidates, whose approximate neighbours can differ from run to run.
 - Opening never overwrites anything: a folder of another dataset or a damaged folder is refused
   with one `PoolError` line.
 """
@@ -47,6 +48,8 @@ from tools.memory_writer import merge_memory
 from world.embeddings import EMBEDDING_DIM
 
 DATABASE = "pool.sqlite"
+EXACT_UP_TO = 20_000
+"""Pools up to this many memories are searched exactly over every stored vector (no Chroma query)."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS memories (
@@ -138,11 +141,10 @@ class MemoryPool:
             return []
         query = np.asarray(vector, dtype=np.float32)
         with self._lock:
-            wanted = max(8 * k, 64)
-            if self.size() <= wanted:  # the index would return every memory anyway
+            if self.size() <= max(EXACT_UP_TO, 8 * k, 64):
                 ids = list(self._vectors)
             else:
-                ids = [*self.index.nearest(query, wanted), *self._unindexed]
+                ids = [*self.index.nearest(query, max(8 * k, 64)), *self._unindexed]
             scored = sorted(
                 ((float(self._vectors[i] @ query), i) for i in ids if i in self._vectors),
                 key=lambda pair: (-pair[0], pair[1]),
