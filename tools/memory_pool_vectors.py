@@ -19,8 +19,6 @@ import hashlib
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +35,6 @@ _memo: OrderedDict[str, np.ndarray] = OrderedDict()
 _memo_lock = threading.Lock()
 _stores: dict[Path, sqlite3.Connection] = {}
 _store_lock = threading.Lock()
-_threads_lock = threading.Lock()
 
 
 def text_digest(text: str) -> str:
@@ -83,21 +80,6 @@ def _remember(rows: list[tuple[str, np.ndarray]]) -> None:
         )
 
 
-@contextmanager
-def _one_torch_thread() -> Iterator[None]:
-    """Encode with one torch thread: a single short text gains little from two, and on a busy
-    machine two threads made it several times slower (the encoding is the same either way)."""
-    import torch
-
-    with _threads_lock:
-        before = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            yield
-        finally:
-            torch.set_num_threads(before)
-
-
 def embed_memory_texts(texts: list[str]) -> np.ndarray:
     """MiniLM embeddings of memory texts (rows in order), each encoded on its own; see the module
     docstring for where a vector may come from instead of the encoder."""
@@ -112,13 +94,12 @@ def embed_memory_texts(texts: list[str]) -> np.ndarray:
         digests = {text: text_digest(text) for text in missing}
         stored = _stored(list(digests.values()))
         computed = []
-        with _one_torch_thread():
-            for text in missing:
-                vector = stored.get(digests[text])
-                if vector is None:
-                    vector = embed_texts([text])[0]
-                    computed.append((digests[text], vector))
-                vectors[text] = vector
+        for text in missing:  # torch's thread count is embed_texts' own choice (world/embeddings.py)
+            vector = stored.get(digests[text])
+            if vector is None:
+                vector = embed_texts([text])[0]
+                computed.append((digests[text], vector))
+            vectors[text] = vector
         if computed:
             _remember(computed)
         with _memo_lock:
