@@ -27,6 +27,7 @@ from scipy import sparse
 
 from state.context import Context
 from world.environment import Environment
+from world.item_vectors import save_arrays
 from world.paths import dataset_cache
 from world.seeding import user_rng
 
@@ -131,9 +132,7 @@ def train_bpr(env: Environment, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
         with np.load(path) as saved:
             return saved["users"], saved["items"]
     users, items = fit_bpr(env, ctx)
-    temporary = path.with_name(path.name + ".tmp.npz")
-    np.savez(temporary, users=users, items=items)
-    temporary.replace(path)  # whole or absent: a killed run never leaves half a file
+    save_arrays(path, users=users, items=items)  # whole or absent: a killed run never leaves half a file
     return users, items
 
 

@@ -13,6 +13,7 @@ Callers index it like the matrix it stands for (`vectors[[rows]]`, `vectors[row]
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -41,6 +42,15 @@ def save_array(path: Path, array: np.ndarray) -> None:
     """`np.save` to `path` through a temporary file, so a crash never leaves half an array there."""
     temporary = path.with_name(path.name + ".tmp.npy")
     np.save(temporary, array)
+    temporary.replace(path)
+
+
+def save_arrays(path: Path, **arrays: np.ndarray) -> None:
+    """`np.savez` of named arrays to `path` through a temporary file of this process, so a crash
+    never leaves half an archive there."""
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    with temporary.open("wb") as handle:
+        np.savez(handle, **arrays)
     temporary.replace(path)
 
 

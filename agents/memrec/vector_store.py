@@ -12,13 +12,13 @@ same, to the last bit, as one process's.
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from world.embeddings import EMBEDDING_DIM
+from world.item_vectors import save_arrays
 
 SUFFIX = ".vectors.npz"
 """Appended to the memory-graph file's name."""
@@ -40,10 +40,7 @@ def rows_digest(rows: Sequence[tuple[str, str]]) -> str:
 def save_vectors(memory: Path, digest: str, texts: Sequence[str], vectors: np.ndarray) -> Path:
     """Save `texts` and their `vectors` for the changed rows with `digest` (atomically); the path."""
     path = vectors_path(memory)
-    partial = path.with_name(path.name + f".{os.getpid()}.partial")
-    with partial.open("wb") as handle:
-        np.savez(handle, digest=np.array(digest), texts=np.array(list(texts), dtype=str), vectors=vectors)
-    os.replace(partial, path)
+    save_arrays(path, digest=np.array(digest), texts=np.array(list(texts), dtype=str), vectors=vectors)
     return path
 
 
