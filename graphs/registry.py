@@ -66,6 +66,10 @@ class MethodSpec:
     empty: none for a classic method, not declared for an LLM one."""
     studio_example: Mapping[str, Any] = field(default_factory=lambda: dict(STUDIO_REQUEST))
     """A valid input on ml-100k (README, Studio, and the dev-server test run it)."""
+    item_vectors: bool = False
+    """True when its nodes read the MiniLM item vectors of a user's history and candidates: bench and
+    bench perf embed those rows for every evaluated user in large batches before ranking
+    (bench/item_prefetch.py) instead of a few rows per user."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +102,7 @@ def _memrec(summary: str, prepare: str, **overrides: Any) -> MethodSpec:
         record_extras="graphs.lifecycle.memrec_whole_run:ranked",
         cli=MEMREC_CLI,
         llm_calls=f"{CALL_PLANS}:{'memrec_calls' if prepare == 'with_stage_w' else 'memrec_no_write_calls'}",
+        item_vectors=True,
     )
 
 
@@ -114,6 +119,7 @@ def _amem4rec(summary: str, **overrides: Any) -> MethodSpec:
         perf_extras=f"{AMEM4REC_HOOKS}:training_perf",
         cli="recgraph.amem4rec_command:register",
         llm_calls=f"{CALL_PLANS}:amem4rec_calls",
+        item_vectors=True,
     )
 
 
@@ -135,6 +141,7 @@ def _chainrec(summary: str, **overrides: Any) -> MethodSpec:
         record_extras=CHAINREC_REWARD,
         llm_calls=f"{CALL_PLANS}:chainrec_calls",
         cli="recgraph.chainrec_command:register",
+        item_vectors=True,
     )
 
 
@@ -143,47 +150,53 @@ METHODS: dict[str, MethodSpec] = {
     "popularity": MethodSpec("graphs.baselines:popularity_graph", "classic", "training popularity"),
     "itemknn": MethodSpec("graphs.baselines:itemknn_graph", "classic", "item-item co-occurrence CF"),
     "bpr": MethodSpec("graphs.baselines:bpr_graph", "classic", "BPR matrix factorisation"),
-    "embedding": MethodSpec("graphs.baselines:embedding_graph", "classic", "MiniLM cosine to recent history"),
+    "embedding": MethodSpec(
+        "graphs.baselines:embedding_graph", "classic", "MiniLM cosine to recent history", item_vectors=True
+    ),
     "vanilla_llm": MethodSpec(
         "graphs.llm_baselines:vanilla_llm_graph",
         "llm",
         "zero-shot LLM ranking (LLMRank)",
         llm_calls=f"{CALL_PLANS}:one_call",
+        item_vectors=True,
     ),
     "recency_llm": MethodSpec(
         "graphs.llm_baselines:recency_llm_graph",
         "llm",
         "LLM ranking from recent items (ARAG)",
         llm_calls=f"{CALL_PLANS}:one_call",
+        item_vectors=True,
     ),
     "vanilla_rag": MethodSpec(
         "graphs.llm_baselines:vanilla_rag_graph",
         "llm",
         "LLM ranking with retrieved history",
         llm_calls=f"{CALL_PLANS}:one_call",
+        item_vectors=True,
     ),
     "arag": MethodSpec(
         "graphs.arag:graph",
         "llm",
         "ARAG: UUA ∥ NLI → CSA → IRA blackboard agents",
         llm_calls=f"{CALL_PLANS}:arag_calls",
+        item_vectors=True,
     ),
     "arag_no_nli": MethodSpec(
         "graphs.arag:arag_no_nli_graph",
         "llm",
         "ARAG without NLI",
         llm_calls=f"{CALL_PLANS}:arag_no_nli_calls",
+        item_vectors=True,
     ),
     "arag_no_nli_csa": MethodSpec(
         "graphs.arag:arag_no_nli_csa_graph",
         "llm",
         "ARAG without NLI and CSA",
         llm_calls=f"{CALL_PLANS}:arag_no_nli_csa_calls",
+        item_vectors=True,
     ),
     "memrec": _memrec("MemRec: curate, synthesise facets, rerank; Stage W", "with_stage_w"),
-    "memrec_no_read": _memrec(
-        "MemRec without collaborative read", "with_stage_w", memrec_use_read=False
-    ),
+    "memrec_no_read": _memrec("MemRec without collaborative read", "with_stage_w", memrec_use_read=False),
     "memrec_no_llm_rules": _memrec(
         "MemRec with the generic curation rules", "with_stage_w", memrec_rules="generic"
     ),

@@ -97,3 +97,25 @@ def test_a_long_build_does_not_block_other_resources(catalog: tuple[Environment,
     release.set()
     builder.join(10)
     assert env.resource("slow", lambda: "rebuilt") == "slow"
+
+
+def test_bench_prefetches_the_rows_its_users_read_in_one_pass(
+    catalog: tuple[Environment, CountingEmbedder],
+) -> None:
+    from bench.item_prefetch import case_item_rows, prefetch_item_vectors
+    from bench.protocol import Protocol, plan_cases
+
+    env, embedder = catalog
+    env.resource("item_vectors", lambda: ItemVectors(env.dataset, env.item_ids))
+    cases = plan_cases(env, Protocol(dataset=str(env.dataset.name), candidates=5, users=4))
+    rows = case_item_rows(env, cases, "classic")
+    wanted = {i for c in cases for i in (*env.history(c.user_id, "classic"), *c.candidates)}
+    assert sorted(env.item_ids[r] for r in rows) == sorted(wanted)
+
+    assert not prefetch_item_vectors("popularity", env, cases, "classic")  # reads no item vectors
+    assert embedder.calls == []
+    assert prefetch_item_vectors("vanilla_llm", env, cases, "classic")
+    assert [len(call) for call in embedder.calls] == [min(8, len(rows) - i) for i in range(0, len(rows), 8)]
+    assert env.item_vectors().cached() == len(rows)
+    assert prefetch_item_vectors("vanilla_llm", env, cases, "classic")  # on disk: nothing embedded again
+    assert sum(map(len, embedder.calls)) == len(rows)
