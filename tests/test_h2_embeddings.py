@@ -47,3 +47,15 @@ def test_thread_count_changes_vectors_by_float_noise_only_and_is_restored(
     assert one.shape == (2, 384) and one.dtype == np.float32
     assert np.abs(one - two).max() < 1e-5
     assert float(one[0] @ one[1]) < 0.999  # two different texts, not one repeated row
+
+
+def test_small_calls_are_split_into_length_sorted_batches_with_the_same_vectors(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert [embeddings.batch_size_for(n) for n in (1, 46, 64, 100, 256, 5000)] == [16, 16, 16, 25, 64, 64]
+    texts = [f"Memory {i}. " + "A longer note on what this user liked. " * (i % 7) for i in range(40)]
+    split = embed_texts(texts)  # three batches of 16 or fewer
+    monkeypatch.setattr(embeddings, "batch_size_for", lambda count: 64)
+    whole = embed_texts(texts)  # one batch padded to the longest text
+    assert split.shape == whole.shape == (40, embeddings.EMBEDDING_DIM)
+    assert np.abs(split - whole).max() < 1e-5
