@@ -59,6 +59,6 @@ def dataset_not_loaded(state: BaseState) -> bool:
     return not environment_loaded(current_context().dataset)
 
 
-validate_input = step_node(VALIDATE_NODE, check_request, blocking=dataset_not_loaded)
+validate_input = step_node(VALIDATE_NODE, check_request, blocking=dataset_not_loaded, item_vectors=False)
 """The shared first node of every graph: on the loop under `ainvoke` once the dataset is loaded,
 in a worker thread for the request that loads it."""

@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import ensure_config
 
@@ -28,7 +29,7 @@ from agents.base import AgentResult, AgentTask, arun_agent, run_agent, superstep
 from agents.usage import AgentUsage
 from graphs.run_context import context_key, current_context
 from state.context import Context, backend_for
-from world.environment import Environment, get_environment
+from world.environment import Environment, environment_loaded, get_environment
 
 StepBody = Callable[[Any, RunnableConfig], dict[str, Any]]
 """A node body: (state, config) -> state update. It reads the run's Context with `current_context()`."""
@@ -86,13 +87,43 @@ class DualNode(Runnable[Any, dict[str, Any]]):
             done.set_result(None)
 
 
-def step_node(name: str, body: StepBody, *, blocking: bool | Callable[[Any], bool] = False) -> DualNode:
+def item_vectors_pending(state: Any) -> bool:
+    """True when a node could embed item vectors on this state: an item of its history or candidates
+    has no MiniLM vector on disk yet, or the dataset or its vectors are not open in this process yet.
+    Embedding writes the cache files (`world.item_vectors`), which `langgraph dev` refuses on its
+    event loop, so such a call runs off the loop; once the rows are on disk it runs on the loop."""
+    dataset = current_context().dataset
+    if not environment_loaded(dataset):
+        return True
+    env = get_environment(dataset)
+    vectors = env.peek("item_vectors")
+    if vectors is None:
+        return True
+    items = (
+        [*(state.get("history") or ()), *(state.get("candidates") or ())] if isinstance(state, dict) else []
+    )
+    index = env.item_index
+    return not vectors.ready(np.array([index[i] for i in items if i in index], dtype=np.int64))
+
+
+def _off_loop(state: Any, declared: bool | Callable[[Any], bool], item_vectors: bool) -> bool:
+    """Whether a node's (preparation) step runs in a worker thread under `ainvoke`."""
+    if declared(state) if callable(declared) else declared:
+        return True
+    return item_vectors and item_vectors_pending(state)
+
+
+def step_node(
+    name: str, body: StepBody, *, blocking: bool | Callable[[Any], bool] = False, item_vectors: bool = True
+) -> DualNode:
     """A node from one sync body. When `blocking` (or `blocking(state)`) is true, under `ainvoke`
     it runs in a worker thread (file or database I/O, model loading); otherwise inline on the loop
-    (quick, pure CPU: a thread hop per user would make the GIL ping-pong under high concurrency)."""
+    (quick, pure CPU: a thread hop per user would make the GIL ping-pong under high concurrency).
+    Unless `item_vectors` is False (the node never reads them) it also runs in a thread while
+    `item_vectors_pending(state)`."""
 
     async def abody(state: Any, config: RunnableConfig) -> dict[str, Any]:
-        if blocking(state) if callable(blocking) else blocking:
+        if _off_loop(state, blocking, item_vectors):
             return await asyncio.to_thread(body, state, config)
         return body(state, config)
 
@@ -125,11 +156,16 @@ def skipped(call: AgentCall, ctx: Context, config: RunnableConfig) -> AgentResul
 
 
 def agent_node(
-    name: str, prepare: PrepareAgent, *, blocking_prepare: bool | Callable[[Any], bool] = False
+    name: str,
+    prepare: PrepareAgent,
+    *,
+    blocking_prepare: bool | Callable[[Any], bool] = False,
+    item_vectors: bool = True,
 ) -> DualNode:
     """A graph node running one agent. `prepare` builds the call; under `ainvoke` the LLM call is
     awaited, and `prepare` runs in a worker thread when `blocking_prepare` (or
-    `blocking_prepare(state)`) is true (it touches disk)."""
+    `blocking_prepare(state)`) is true (it touches disk), or, unless `item_vectors` is False,
+    while `item_vectors_pending(state)`."""
 
     def body(state: Any, config: RunnableConfig) -> dict[str, Any]:
         ctx = current_context()
@@ -140,7 +176,7 @@ def agent_node(
 
     async def abody(state: Any, config: RunnableConfig) -> dict[str, Any]:
         ctx = current_context()
-        if blocking_prepare(state) if callable(blocking_prepare) else blocking_prepare:
+        if _off_loop(state, blocking_prepare, item_vectors):
             call = await asyncio.to_thread(prepare, state, ctx, get_environment(ctx.dataset))
         else:
             call = prepare(state, ctx, get_environment(ctx.dataset))

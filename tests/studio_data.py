@@ -12,6 +12,9 @@ from world.recbole_wheel import ml100k_dir
 
 NAME = "ml-100k-studio"
 """The slice's RecBole atomic file stem (and dataset name)."""
+OTHER_REQUEST = {"user_id": "2", "candidates": ["7", "9", "11", "12", "22"]}
+"""A request sharing no candidate with the registry's examples (another user, other items): its item
+vectors are not on disk after the examples ran, so a node must embed them off the event loop."""
 
 
 def _rows(path: Path) -> tuple[str, list[list[str]]]:

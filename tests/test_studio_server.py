@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from graphs.registry import METHODS, SERVICE_GRAPHS, descriptions, studio_examples
-from tests.studio_data import write_slice
+from tests.studio_data import OTHER_REQUEST, write_slice
 
 REPO = Path(__file__).resolve().parent.parent
 SERVED = [*METHODS, *SERVICE_GRAPHS]
@@ -83,7 +83,8 @@ def run_wait(port: int, assistant_id: str, payload: dict, context: dict | None =
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
     port = free_port()
     home = tmp_path_factory.mktemp("cold-recgraph-home")
-    dataset = write_slice(tmp_path_factory.mktemp("studio-data"), studio_examples().values())
+    examples = [*studio_examples().values(), OTHER_REQUEST]
+    dataset = write_slice(tmp_path_factory.mktemp("studio-data"), examples)
     langgraph = Path(sys.executable).with_name("langgraph")
     (REPO / ".cache").mkdir(exist_ok=True)
     log = open(REPO / ".cache" / "langgraph-dev-test.log", "w")  # noqa: SIM115
@@ -147,7 +148,7 @@ def test_settings_form_shows_every_default(server: DevServer) -> None:
 
 
 @pytest.mark.parametrize("name", SERVED)
-def test_graph_runs_its_studio_example_cold_then_warm(server: DevServer, name: str) -> None:
+def test_graph_runs_its_studio_example_cold_then_warm_then_other_items(server: DevServer, name: str) -> None:
     example = studio_examples()[name]
     context = {"dataset": server.dataset}
     cold = run_wait(server.port, name, example, context)
@@ -158,6 +159,9 @@ def test_graph_runs_its_studio_example_cold_then_warm(server: DevServer, name: s
         assert sorted(cold["ranking"]) == sorted(example["candidates"])
         assert cold["trace"][0]["role"] == "validate_input"
         assert warm["ranking"] == cold["ranking"]  # heuristic backend: deterministic
+        # Items no earlier run read: their vectors are embedded (files written) off the event loop.
+        other = run_wait(server.port, name, OTHER_REQUEST, context)
+        assert sorted(other["ranking"]) == sorted(OTHER_REQUEST["candidates"])
 
 
 def test_run_wait_returns_a_ranking_on_full_ml_100k(server: DevServer) -> None:

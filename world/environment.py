@@ -96,6 +96,11 @@ class Environment:
 
         return self.resource("item_vectors", lambda: ItemVectors(self.dataset, self.item_ids))
 
+    def peek(self, key: str) -> Any:
+        """The resource `key` if it is built already, else None (never builds it)."""
+        with self._lock:
+            return self._resources.get(key)
+
     def resource(self, key: str, build: Callable[[], T]) -> T:
         """Build a heavy resource once (thread-safe) and reuse it for the process's life. One lock
         per key: a long build (a catalog index) never holds up look-ups of other resources."""

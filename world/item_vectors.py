@@ -98,6 +98,11 @@ class ItemVectors:
         """Rows already on disk."""
         return self.shape[0] if self._mask is None else int(self._mask.sum())
 
+    def ready(self, rows: np.ndarray) -> bool:
+        """True when every row of `rows` is on disk (reading them embeds and writes nothing)."""
+        mask = self._mask
+        return mask is None or bool(mask[rows].all())
+
     def __getitem__(self, key: Any) -> np.ndarray:
         """Rows as an array (embedding the missing ones first), indexed like a numpy matrix."""
         rows = np.atleast_1d(np.arange(self.shape[0])[key if not isinstance(key, tuple) else key[0]])
