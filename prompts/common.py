@@ -31,7 +31,14 @@ DATA_RULE = (
 def quote(text: object, max_chars: int | None = None) -> str:
     """`text` as a one-line JSON string literal (whitespace collapsed, cut to `max_chars` with an
     ellipsis inside the quotes); `<` and `>` are escaped so it cannot open or close a tag."""
-    flat = " ".join(str(text).split())
+    return _quoted(str(text), max_chars)
+
+
+@lru_cache(maxsize=1 << 16)
+def _quoted(text: str, max_chars: int | None) -> str:
+    # Memoised: prompts quote the same titles, categories and memories for user after user
+    # (MemRec quotes ~90 strings per user), and the literal depends only on these two arguments.
+    flat = " ".join(text.split())
     if max_chars is not None and len(flat) > max_chars:
         flat = flat[: max(max_chars - 1, 0)].rstrip() + "…"
     return json.dumps(flat, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
