@@ -20,69 +20,18 @@ from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import replace
 from functools import cache
 from typing import Any, Literal
 
 from langgraph.graph.state import CompiledStateGraph
 
+from graphs.method_spec import MethodSpec, ServiceGraph
 from graphs.run_context import OVERRIDES_KEY
 from graphs.tracing import quiet_routes
 from state.context import Context
 from world.errors import RecgraphError
-
-STUDIO_REQUEST: Mapping[str, Any] = {"user_id": "1", "candidates": ["1", "50", "181", "100", "258"]}
-"""A recommendation request on ml-100k (the default dataset): Studio's and the README's example."""
-
-
-@dataclass(frozen=True)
-class MethodSpec:
-    """Where a method's graph is, how to describe it, and how it plugs into the harness."""
-
-    graph: str
-    """"module:attribute" of the compiled graph (shared by a method and its ablations)."""
-    kind: Literal["classic", "llm"]
-    """"classic" (no LLM) or "llm" (agents with an LLM policy and a deterministic fallback)."""
-    summary: str
-    """One line for help texts, reports and the Studio assistant's description."""
-    overrides: Mapping[str, Any] = field(default_factory=dict)
-    """Context fields this method fixes; applied in bench, perf, recommend, hooks and Studio."""
-    prepare: str = ""
-    """"module:function" run before ranking (training / warm-up); empty: nothing to prepare."""
-    preload: str = ""
-    """"module:function" (context) -> None: heavy one-time loading (a model, dataset-wide arrays),
-    started by bench in a background thread when the run starts and awaited before `prepare`
-    (bench/preload.py); empty: none."""
-    perf_extras: str = ""
-    """"module:function" adding method-specific figures to `bench perf`; empty: none."""
-    record_extras: str = ""
-    """"module:function" (metrics, details, context) -> dict: per-user figures that need the scored
-    ranking (e.g. ChainRec's reward), stored in results.jsonl `details`; empty: none."""
-    cli: str = ""
-    """"module:function" registering the family's CLI subcommands; empty: none."""
-    llm_calls: str = ""
-    """"module:function" (context, candidates) -> CallPlan: LLM requests per user before retries;
-    empty: none for a classic method, not declared for an LLM one."""
-    studio_example: Mapping[str, Any] = field(default_factory=lambda: dict(STUDIO_REQUEST))
-    """A valid input on ml-100k (README, Studio, and the dev-server test run it)."""
-    item_vectors: bool = False
-    """True when its nodes read the MiniLM item vectors of a user's history and candidates: bench and
-    bench perf embed those rows for every evaluated user in large batches before ranking
-    (bench/item_prefetch.py) instead of a few rows per user."""
-
-
-@dataclass(frozen=True)
-class ServiceGraph:
-    """A graph served in Studio that is not a recommender (e.g. a memory-write or training graph)."""
-
-    graph: str
-    """"module:attribute" of the compiled graph."""
-    summary: str
-    """The Studio assistant's description."""
-    studio_example: Mapping[str, Any]
-    """A valid input on ml-100k (README, Studio, and the dev-server test run it)."""
-
 
 CALL_PLANS = "graphs.lifecycle.call_plans"
 MEMREC_WARMUP = "graphs.lifecycle.memrec_warmup"
