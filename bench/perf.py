@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import asyncio
 import math
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from agents.usage import critical_path_depth
@@ -32,7 +34,7 @@ from bench.client_floor import RequestRecorder, client_floor
 from bench.item_prefetch import prefetch_item_vectors
 from bench.protocol import EvalCase
 from bench.runner import timed_invocation
-from graphs.lifecycle.hooks import PerfRequest
+from graphs.lifecycle.hooks import PerfRequest, PrepareRequest
 from graphs.registry import hook, method_context
 from state.context import Context
 from world.environment import get_environment
@@ -85,10 +87,30 @@ def measure_method(
     concurrency: int,
     latency: float,
 ) -> dict[str, Any]:
-    """Embed the item vectors the cases read, warm up, then time one invocation per case; returns the
-    perf.json entry."""
+    """Embed the item vectors the cases read, run the method's `perf_prepare` hook (in a scratch
+    folder), warm up, then time one invocation per case; returns the perf.json entry."""
     context = method_context(method, context)
     prefetch_item_vectors(method, get_environment(context.dataset), cases, scenario)  # not timed
+    prepare = hook(method, "perf_prepare")
+    if prepare is None:
+        return _measure(method, cases, scenario, context, concurrency, latency)
+    users = [case.user_id for case in cases]
+    protocol = {"dataset": context.dataset, "scenario": scenario, "users": len(users), "llm": "sim"}
+    with tempfile.TemporaryDirectory(prefix=f"recgraph-perf-{method}-") as scratch:
+        request = PrepareRequest(method, users, scenario, protocol, Path(scratch), concurrency, context)
+        prepared = prepare(request)
+        entry = _measure(method, cases, scenario, prepared.context, concurrency, latency)
+    return {**entry, **prepared.metrics}
+
+
+def _measure(
+    method: str,
+    cases: Sequence[EvalCase],
+    scenario: str,
+    context: Context,
+    concurrency: int,
+    latency: float,
+) -> dict[str, Any]:
     warmup = list(cases[: max(1, min(len(cases), concurrency))])
     recorders: dict[str, RequestRecorder] = {}
     asyncio.run(_timed_batch(method, warmup, scenario, context, concurrency, recorders))

@@ -29,6 +29,11 @@ class MethodSpec:
     """"module:function" (context) -> None: heavy one-time loading (a model, dataset-wide arrays),
     started by bench in a background thread when the run starts and awaited before `prepare`
     (bench/preload.py); empty: none."""
+    perf_prepare: str = ""
+    """"module:function" (PrepareRequest) -> Prepared run by `bench perf` before its warm-up pass, with
+    a scratch `work_dir` removed after the method: the state its users are ranked on (AMEM4Rec trains
+    a small pool there, so the ranking reads memories); `Prepared.metrics` go into perf.json; empty:
+    the ranking runs on the context as given."""
     perf_extras: str = ""
     """"module:function" adding method-specific figures to `bench perf`; empty: none."""
     record_extras: str = ""

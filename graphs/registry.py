@@ -5,6 +5,7 @@ its ablation fixes, and optional lifecycle hooks the harness and the CLI call ge
 
 - `prepare(PrepareRequest) -> Prepared`: training or warm-up before any user is ranked (MemRec's
   Stage W warm-up); returns the method's context and figures for metrics.json;
+- `perf_prepare(PrepareRequest) -> Prepared`: what `bench perf` ranks on (AMEM4Rec: a small pool);
 - `perf_extras(PerfRequest) -> dict`: extra `bench perf` figures (MemRec's curation latency);
 - `record_extras(metrics, details, context) -> dict`: per-user figures that need the scored ranking;
 - `cli(subparsers) -> None`: adds the method family's `recgraph <family> ...` subcommands;
@@ -65,7 +66,8 @@ def _amem4rec(summary: str, **overrides: Any) -> MethodSpec:
         summary,
         overrides,
         prepare=f"{AMEM4REC_HOOKS}:train_for_bench",
-        perf_extras=f"{AMEM4REC_HOOKS}:training_perf",
+        perf_prepare=f"{AMEM4REC_HOOKS}:train_for_perf",
+        perf_extras=f"{AMEM4REC_HOOKS}:ranking_perf",
         cli="recgraph.amem4rec_command:register",
         llm_calls=f"{CALL_PLANS}:amem4rec_calls",
         item_vectors=True,
@@ -241,7 +243,8 @@ def method_context(name: str, context: Context) -> Context:
 
 
 def hook(
-    name: str, which: Literal["prepare", "preload", "perf_extras", "record_extras", "llm_calls"]
+    name: str,
+    which: Literal["prepare", "preload", "perf_prepare", "perf_extras", "record_extras", "llm_calls"],
 ) -> Callable[..., Any] | None:
     """Method `name`'s lifecycle hook, or None when it declares none."""
     reference = getattr(METHODS[name], which)

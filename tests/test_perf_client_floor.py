@@ -68,8 +68,13 @@ def test_details_means_average_numeric_fields_over_every_user() -> None:
 def test_extras_table_lists_whatever_a_method_adds_flattened() -> None:
     report = {
         "methods": {
-            "m": {"efficiency": 0.9, "users": 4, "training": {"windows_per_s": 2.5, "actions": {"add": 3}},
-                  "details_mean_per_user": {"steps": 2.0}, "tools": ["x"]},
+            "m": {
+                "efficiency": 0.9,
+                "users": 4,
+                "training": {"windows_per_s": 2.5, "actions": {"add": 3}},
+                "details_mean_per_user": {"steps": 2.0},
+                "tools": ["x"],
+            },
         }
     }
     table = extras_table(report)
@@ -84,8 +89,20 @@ def test_perf_defaults_to_hosted_latency() -> None:
 
 
 def test_perf_replays_the_methods_requests_as_the_client_floor(tmp_path: Path) -> None:
-    args = ["bench", "perf", "--methods", "arag", "--users", "4", "--latency", "0.05",
-            "--concurrency", "2", "--out", str(tmp_path)]
+    args = [
+        "bench",
+        "perf",
+        "--methods",
+        "arag",
+        "--users",
+        "4",
+        "--latency",
+        "0.05",
+        "--concurrency",
+        "2",
+        "--out",
+        str(tmp_path),
+    ]
     assert main(args) == 0
     report = json.loads((tmp_path / "perf.json").read_text())
     assert report["machine"]["cpus"] >= 1  # the load the figures were measured under
@@ -123,3 +140,33 @@ def test_perf_timeout_leaves_room_beyond_the_simulated_latency() -> None:
     assert context.llm == "sim" and context.base_url == "http://127.0.0.1:1/v1"
     assert context.llm_timeout == 1.0 + PERF_TIMEOUT_SLACK_S
     assert perf_context(Context(llm_timeout=60.0), "u", latency=1.0).llm_timeout == 60.0
+
+
+def test_perf_ranks_amem4rec_on_a_pool_its_perf_prepare_hook_trained(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))  # where the hook's scratch folder goes (and must go)
+    monkeypatch.setattr("tempfile.tempdir", None)
+    args = [
+        "bench",
+        "perf",
+        "--methods",
+        "amem4rec",
+        "--users",
+        "4",
+        "--latency",
+        "0.05",
+        "--concurrency",
+        "4",
+        "--out",
+        str(tmp_path / "out"),
+    ]
+    assert main(args) == 0
+    row = json.loads((tmp_path / "out" / "perf.json").read_text())["methods"]["amem4rec"]
+    assert row["training_windows"] == 8  # 4 users x 2 latest windows, trained before the ranking
+    assert row["training_llm_calls_per_window"] >= 1
+    assert row["ranking_pool_size"] > 0  # the timed ranking read the trained pool, not an empty one
+    assert row["details_mean_per_user"]["memories_used"] > 0
+    assert list(scratch.glob("recgraph-perf-*")) == []  # the scratch pool is removed after the method

@@ -1,5 +1,6 @@
 """AMEM4Rec in the harness: the `prepare` hook trains (or reuses) each method's pool before any user
-is ranked; `perf_extras` measures training throughput against the same simulator.
+is ranked; under `bench perf`, `perf_prepare` trains a small pool (measuring training throughput
+against the same simulator) that the timed ranking then reads.
 
 Bench pools live under `<out>/amem4rec_pool/<method>-<key>/`, the key a digest of the pool
 configuration, the run's protocol (dataset, candidates, seed, scenario, users, llm), the users
@@ -11,7 +12,6 @@ the users under test (the paper trains and evaluates on the same users), trainin
 from __future__ import annotations
 
 import math
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -86,32 +86,38 @@ def ideal_windows_per_s(
     return windows / chain if chain > 0 else math.inf
 
 
-def training_perf(request: PerfRequest) -> dict[str, Any]:
-    """`perf_extras` hook: train a fresh pool on the perf users' latest windows against the same
-    simulator at the same concurrency; windows per second, LLM calls per window, and the ideal
-    throughput of the round schedule at the measured call latency."""
-    users = [r["user_id"] for r in request.requests]
+def train_for_perf(request: PrepareRequest) -> Prepared:
+    """`perf_prepare` hook: a fresh pool trained in the scratch folder on the perf users' latest
+    windows against the same simulator at the same concurrency, so the timed ranking reads memories;
+    figures: windows per second, LLM calls per window, and the ideal throughput of the round schedule
+    at the measured call latency."""
     env = get_environment(request.context.dataset)
-    with tempfile.TemporaryDirectory(prefix="amem4rec-perf-") as scratch:
-        folder = Path(scratch) / "pool"
-        context = replace(request.context, amem_pool=str(folder), amem_windows_per_user=PERF_WINDOWS_PER_USER)
-        run = train_pool(env, context, users, request.concurrency)
-        summary = training_summary(run)
-        forget_pool(folder)
+    folder = request.work_dir / POOL_DIR
+    context = replace(request.context, amem_pool=str(folder), amem_windows_per_user=PERF_WINDOWS_PER_USER)
+    run = train_pool(env, context, list(request.users), request.concurrency)
+    summary = training_summary(run)
     this_run = summary["this_run"]
     calls = this_run["llm_calls"]
     call_seconds = math.fsum(r["llm_seconds"] for r in run.usage) / calls if calls else 0.0
     ideal = ideal_windows_per_s(run.rounds, run.window_calls, call_seconds)
-    return {
-        "training_windows": this_run["windows"],
-        "training_windows_per_s": this_run["windows_per_s"],
-        "training_ideal_windows_per_s": ideal if math.isfinite(ideal) else None,
-        "training_llm_calls_per_window": calls / this_run["windows"] if this_run["windows"] else 0.0,
-        "training_agent_calls_per_window": summary["agent_calls_per_window"],
-        "training_mean_call_seconds": call_seconds,
-        "training_round_windows": context.amem_round_windows,
-        "training_actions": summary["actions"],
-        "ranking_pool_size": max((o.get("details") or {}).get("pool_size", 0) for o in request.outputs)
-        if request.outputs
-        else 0,
-    }
+    return Prepared(
+        context,
+        {
+            "training_windows": this_run["windows"],
+            "training_windows_per_s": this_run["windows_per_s"],
+            "training_ideal_windows_per_s": ideal if math.isfinite(ideal) else None,
+            "training_llm_calls_per_window": calls / this_run["windows"] if this_run["windows"] else 0.0,
+            "training_agent_calls_per_window": summary["agent_calls_per_window"],
+            "training_mean_call_seconds": call_seconds,
+            "training_round_windows": context.amem_round_windows,
+            "training_actions": summary["actions"],
+        },
+    )
+
+
+def ranking_perf(request: PerfRequest) -> dict[str, Any]:
+    """`perf_extras` hook: the pool size the timed ranking read; then the perf pool is closed (its
+    scratch folder is removed after the method)."""
+    forget_pool(Path(request.context.amem_pool))
+    sizes = [(output.get("details") or {}).get("pool_size", 0) for output in request.outputs]
+    return {"ranking_pool_size": max(sizes, default=0)}
