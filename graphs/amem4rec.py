@@ -24,7 +24,7 @@ from langgraph.graph import END, START, StateGraph
 
 from agents.amem4rec.patterns import PATTERN_NEEDS
 from agents.amem4rec.ranker import ranker_call
-from agents.amem4rec.retrieval import history_query, ranking_pool, retrieve_memories
+from agents.amem4rec.retrieval import history_query, ranking_pool, recent_items, retrieve_memories
 from agents.base import AgentResult
 from graphs.common import VALIDATE_NODE, validate_input
 from graphs.nodes import AgentCall, agent_node, step_node
@@ -39,11 +39,6 @@ from tools.memory_pool_record import decode_vector, encode_vector
 from world.embeddings import EMBEDDING_DIM
 from world.environment import Environment, get_environment
 from world.shape import degraded_features
-
-
-def recent_items(history: list[str], count: int) -> list[str]:
-    """The most recent `count` visible history items (all for 0), oldest first."""
-    return list(history[-count:]) if count > 0 else list(history)
 
 
 def retrieve_step(state: Amem4RecState, config: RunnableConfig) -> dict[str, Any]:

@@ -124,3 +124,22 @@ def test_both_graphs_run_async_and_show_their_branches(trained: Context) -> None
     )
     assert "amem4rec_train" in SERVICE_GRAPHS
     assert get_graph("amem4rec_no_similarity").name == "amem4rec_no_similarity"
+
+
+def test_queries_embedded_ahead_are_read_back_instead_of_embedded_per_user(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import agents.amem4rec.retrieval as retrieval
+
+    queries = ["Alpha Wars (Action, Sci-Fi); Gamma Quest (Action)", "Beta Love (Romance)"]
+    alone = [retrieval.embed_texts([q])[0] for q in queries]
+    monkeypatch.setattr(retrieval, "_query_vectors", {})
+    assert retrieval.embed_queries([*queries, queries[0], ""]) == 2  # each distinct text once
+    assert retrieval.embed_queries(queries) == 0
+
+    def refuse(texts: list[str]) -> None:
+        raise AssertionError(f"embedded again: {texts}")
+
+    monkeypatch.setattr(retrieval, "embed_texts", refuse)
+    for query, vector in zip(queries, alone, strict=True):
+        assert np.abs(retrieval.query_vector(query) - vector).max() < 1e-5  # batched: float noise only

@@ -12,12 +12,14 @@ the users under test (the paper trains and evaluates on the same users), trainin
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from agents.amem4rec.retrieval import embed_queries, history_query, recent_items
 from agents.amem4rec.windows import WindowRef
 from graphs.lifecycle.amem4rec_training import train_pool, training_summary
 from graphs.lifecycle.hooks import PerfRequest, Prepared, PrepareRequest
@@ -25,7 +27,7 @@ from graphs.tracing import protocol_run_config
 from state.context import Context, backend_for
 from tools.memory_pool_folder import MANIFEST, config_key, forget_pool, pool_config
 from world.data import natural_key
-from world.environment import get_environment
+from world.environment import Environment, get_environment
 
 POOL_DIR = "amem4rec_pool"
 """Sub-folder of `--out` holding the AMEM4Rec methods' pools."""
@@ -72,7 +74,16 @@ def train_for_bench(request: PrepareRequest) -> Prepared:
     run = train_pool(env, context, users, request.concurrency, hook, trace)
     summary = training_summary(run)
     summary["reused"] = existed and run.applied_now == 0
+    embed_user_queries(env, context, [u for u in users if u not in request.ranked], request.scenario)
     return Prepared(context, {"training": summary})
+
+
+def embed_user_queries(env: Environment, context: Context, users: Sequence[str], scenario: str) -> int:
+    """The retrieval queries of `users` (their recent visible history), embedded in large batches
+    before ranking (agents/amem4rec/retrieval.py); returns how many were new."""
+    return embed_queries(
+        [history_query(env, recent_items(env.history(u, scenario), context.amem_recent_items)) for u in users]
+    )
 
 
 def ideal_windows_per_s(
@@ -95,6 +106,7 @@ def train_for_perf(request: PrepareRequest) -> Prepared:
     folder = request.work_dir / POOL_DIR
     context = replace(request.context, amem_pool=str(folder), amem_windows_per_user=PERF_WINDOWS_PER_USER)
     run = train_pool(env, context, list(request.users), request.concurrency)
+    embed_user_queries(env, context, request.users, request.scenario)
     summary = training_summary(run)
     this_run = summary["this_run"]
     calls = this_run["llm_calls"]
