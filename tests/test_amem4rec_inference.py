@@ -127,15 +127,17 @@ def test_both_graphs_run_async_and_show_their_branches(trained: Context) -> None
 
 
 def test_queries_embedded_ahead_are_read_back_instead_of_embedded_per_user(
-    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import agents.amem4rec.retrieval as retrieval
 
     queries = ["Alpha Wars (Action, Sci-Fi); Gamma Quest (Action)", "Beta Love (Romance)"]
     alone = [retrieval.embed_texts([q])[0] for q in queries]
     monkeypatch.setattr(retrieval, "_query_vectors", {})
-    assert retrieval.embed_queries([*queries, queries[0], ""]) == 2  # each distinct text once
-    assert retrieval.embed_queries(queries) == 0
+    monkeypatch.setattr(retrieval, "_query_files_read", set())
+    assert retrieval.embed_queries([*queries, queries[0], ""], tmp_path) == 2  # each distinct text once
+    assert retrieval.embed_queries(queries, tmp_path) == 0
+    assert (tmp_path / retrieval.QUERY_FILE).is_file()
 
     def refuse(texts: list[str]) -> None:
         raise AssertionError(f"embedded again: {texts}")
@@ -143,3 +145,8 @@ def test_queries_embedded_ahead_are_read_back_instead_of_embedded_per_user(
     monkeypatch.setattr(retrieval, "embed_texts", refuse)
     for query, vector in zip(queries, alone, strict=True):
         assert np.abs(retrieval.query_vector(query) - vector).max() < 1e-5  # batched: float noise only
+    # Another process (a `bench --workers` worker): nothing in memory, the pool folder's file is read.
+    monkeypatch.setattr(retrieval, "_query_vectors", {})
+    monkeypatch.setattr(retrieval, "_query_files_read", set())
+    for query, vector in zip(queries, alone, strict=True):
+        assert np.abs(retrieval.query_vector(query, tmp_path) - vector).max() < 1e-5

@@ -3,13 +3,16 @@ recent history (its titles and categories, embedded with MiniLM).
 
 A harness that knows its users before ranking (bench's prepare hooks) embeds their query texts in
 large batches first (`embed_queries`): one MiniLM call per user was most of a ranked user's CPU
-(~12 ms of ~15 ms on this 2-core machine), and batched texts cost a fraction of that each.
+(~12 ms of ~15 ms on this 2-core machine), and batched texts cost a fraction of that each. The
+vectors are also saved in the pool's folder (`QUERY_FILE`), so the processes of `bench --workers N`
+read them instead of embedding each query alone.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,6 +22,7 @@ from tools.memory_pool import MemoryPool
 from tools.memory_pool_folder import open_pool, pool_config, pool_dir
 from world.embeddings import embed_texts
 from world.environment import Environment
+from world.item_vectors import save_arrays
 
 
 def training_pool(ctx: Context, env: Environment) -> MemoryPool:
@@ -47,7 +51,10 @@ def ranking_pool(ctx: Context, env: Environment) -> tuple[MemoryPool | None, str
 
 QUERY_CACHE_SIZE = 1 << 16
 """Query vectors kept per process (forgotten all at once past it)."""
+QUERY_FILE = "query_vectors.npz"
+"""File in a pool's folder holding the query vectors embedded for its runs (texts and vectors)."""
 _query_vectors: dict[str, np.ndarray] = {}
+_query_files_read: set[Path] = set()
 _query_lock = threading.Lock()
 
 
@@ -65,23 +72,58 @@ def history_query(env: Environment, items: Sequence[str]) -> str:
     return "; ".join(parts)
 
 
-def embed_queries(queries: Sequence[str]) -> int:
+def _saved_queries(path: Path) -> dict[str, np.ndarray]:
+    """The query vectors saved at `path` (none when there is no file)."""
+    if not path.is_file():
+        return {}
+    with np.load(path) as saved:
+        return dict(zip(saved["texts"].tolist(), saved["vectors"], strict=True))
+
+
+def _read_query_file(folder: Path) -> None:
+    """Add the vectors saved in `folder`'s `QUERY_FILE` to this process's cache (once per folder)."""
+    path = folder.resolve() / QUERY_FILE
+    with _query_lock:
+        if path in _query_files_read:
+            return
+        _query_files_read.add(path)
+    saved = _saved_queries(path)
+    with _query_lock:
+        for text, vector in saved.items():
+            _query_vectors.setdefault(text, vector)
+
+
+def embed_queries(queries: Sequence[str], folder: Path | None = None) -> int:
     """Embed, in large batches, the query texts this process has no vector for yet (a run's users,
-    before they are ranked); returns how many were new."""
+    before they are ranked); with `folder` (a pool's), the vectors of every text in `queries` are
+    saved there too, beside those of earlier runs. Returns how many were embedded now."""
+    if folder is not None:
+        _read_query_file(folder)
+    wanted = list(dict.fromkeys(q for q in queries if q))
     with _query_lock:
-        missing = list(dict.fromkeys(q for q in queries if q and q not in _query_vectors))
-    if not missing:
-        return 0
-    vectors = embed_texts(missing)
-    with _query_lock:
-        if len(_query_vectors) + len(missing) > QUERY_CACHE_SIZE:
-            _query_vectors.clear()
-        _query_vectors.update(zip(missing, vectors, strict=True))
+        found = {q: _query_vectors[q] for q in wanted if q in _query_vectors}
+    missing = [q for q in wanted if q not in found]
+    if missing:
+        found.update(zip(missing, embed_texts(missing), strict=True))
+        with _query_lock:
+            if len(_query_vectors) + len(missing) > QUERY_CACHE_SIZE:
+                _query_vectors.clear()
+            _query_vectors.update((q, found[q]) for q in missing)
+    if folder is not None:
+        path = folder / QUERY_FILE
+        saved = _saved_queries(path)
+        if any(q not in saved for q in wanted):
+            saved.update(found)
+            texts, vectors = np.array(list(saved)), np.array(list(saved.values()), dtype=np.float32)
+            save_arrays(path, texts=texts, vectors=vectors)
     return len(missing)
 
 
-def query_vector(query: str) -> np.ndarray:
-    """The MiniLM vector of a query text (embedded ahead by `embed_queries`, else now)."""
+def query_vector(query: str, folder: Path | None = None) -> np.ndarray:
+    """The MiniLM vector of a query text: embedded ahead by `embed_queries` (in this process, or
+    saved in the pool `folder`), else now."""
+    if folder is not None:
+        _read_query_file(folder)
     with _query_lock:
         vector = _query_vectors.get(query)
     return vector if vector is not None else embed_texts([query])[0]
@@ -91,7 +133,7 @@ def retrieve_memories(pool: MemoryPool | None, query: str, k: int) -> list[dict[
     """The top-k memories for a query text, most similar first (none without a pool or a query)."""
     if pool is None or not query or k <= 0:
         return []
-    found = pool.search(query_vector(query), k)
+    found = pool.search(query_vector(query, pool.folder), k)
     return [
         {
             "id": memory.id,

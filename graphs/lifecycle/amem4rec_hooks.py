@@ -80,10 +80,12 @@ def train_for_bench(request: PrepareRequest) -> Prepared:
 
 def embed_user_queries(env: Environment, context: Context, users: Sequence[str], scenario: str) -> int:
     """The retrieval queries of `users` (their recent visible history), embedded in large batches
-    before ranking (agents/amem4rec/retrieval.py); returns how many were new."""
-    return embed_queries(
-        [history_query(env, recent_items(env.history(u, scenario), context.amem_recent_items)) for u in users]
-    )
+    before ranking and saved in the pool's folder for other processes (agents/amem4rec/retrieval.py);
+    returns how many were embedded now."""
+    queries = [
+        history_query(env, recent_items(env.history(u, scenario), context.amem_recent_items)) for u in users
+    ]
+    return embed_queries(queries, Path(context.amem_pool))
 
 
 def ideal_windows_per_s(
