@@ -21,9 +21,9 @@ from world.environment import Environment
 
 def case_item_rows(env: Environment, cases: Sequence[EvalCase], scenario: str) -> np.ndarray:
     """Catalog rows of every item in the cases' visible histories and candidate lists, sorted."""
-    items = {item for case in cases for item in env.history(case.user_id, scenario)}
-    items.update(item for case in cases for item in case.candidates)
-    return np.array(sorted(env.item_index[item] for item in items), dtype=np.int64)
+    return env.item_rows(
+        item for case in cases for item in (*env.history(case.user_id, scenario), *case.candidates)
+    )
 
 
 def prefetch_item_vectors(method: str, env: Environment, cases: Sequence[EvalCase], scenario: str) -> bool:

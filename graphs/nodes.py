@@ -20,7 +20,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import ensure_config
 
@@ -99,11 +98,9 @@ def item_vectors_pending(state: Any) -> bool:
     vectors = env.peek("item_vectors")
     if vectors is None:
         return True
-    items = (
-        [*(state.get("history") or ()), *(state.get("candidates") or ())] if isinstance(state, dict) else []
-    )
-    index = env.item_index
-    return not vectors.ready(np.array([index[i] for i in items if i in index], dtype=np.int64))
+    if not isinstance(state, dict):
+        return False
+    return not vectors.ready(env.item_rows([*(state.get("history") or ()), *(state.get("candidates") or ())]))
 
 
 def _off_loop(state: Any, declared: bool | Callable[[Any], bool], item_vectors: bool) -> bool:

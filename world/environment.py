@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -76,6 +76,11 @@ class Environment:
                 raise InvalidRecInput(
                     f"unknown item id {item_id!r} (not in the {self.dataset.name!r} catalog)"
                 )
+
+    def item_rows(self, item_ids: Iterable[str]) -> np.ndarray:
+        """The sorted, distinct catalog rows of the ids the catalog has (int64; others skipped)."""
+        index = self.item_index
+        return np.array(sorted({index[i] for i in item_ids if i in index}), dtype=np.int64)
 
     def history(self, user_id: str, scenario: str = "classic") -> list[str]:
         """The user's visible history: all before the held-out test target, per scenario."""

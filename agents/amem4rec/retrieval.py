@@ -80,25 +80,23 @@ def _saved_queries(path: Path) -> dict[str, np.ndarray]:
         return dict(zip(saved["texts"].tolist(), saved["vectors"], strict=True))
 
 
-def _read_query_file(folder: Path) -> None:
-    """Add the vectors saved in `folder`'s `QUERY_FILE` to this process's cache (once per folder)."""
-    path = folder.resolve() / QUERY_FILE
+def _remember_saved(path: Path, saved: dict[str, np.ndarray]) -> None:
+    """Add a read query file's vectors to this process's cache; the file counts as read."""
     with _query_lock:
-        if path in _query_files_read:
-            return
         _query_files_read.add(path)
-    saved = _saved_queries(path)
-    with _query_lock:
         for text, vector in saved.items():
             _query_vectors.setdefault(text, vector)
 
 
 def embed_queries(queries: Sequence[str], folder: Path | None = None) -> int:
     """Embed, in large batches, the query texts this process has no vector for yet (a run's users,
-    before they are ranked); with `folder` (a pool's), the vectors of every text in `queries` are
-    saved there too, beside those of earlier runs. Returns how many were embedded now."""
-    if folder is not None:
-        _read_query_file(folder)
+    before they are ranked); with `folder` (a pool's), the vectors saved there are used first and
+    those of every text in `queries` are saved there too, beside earlier runs'. Returns how many
+    were embedded now."""
+    path = folder / QUERY_FILE if folder is not None else None
+    saved = _saved_queries(path) if path is not None else {}
+    if path is not None:
+        _remember_saved(path, saved)
     wanted = list(dict.fromkeys(q for q in queries if q))
     with _query_lock:
         found = {q: _query_vectors[q] for q in wanted if q in _query_vectors}
@@ -109,23 +107,26 @@ def embed_queries(queries: Sequence[str], folder: Path | None = None) -> int:
             if len(_query_vectors) + len(missing) > QUERY_CACHE_SIZE:
                 _query_vectors.clear()
             _query_vectors.update((q, found[q]) for q in missing)
-    if folder is not None:
-        path = folder / QUERY_FILE
-        saved = _saved_queries(path)
-        if any(q not in saved for q in wanted):
-            saved.update(found)
-            texts, vectors = np.array(list(saved)), np.array(list(saved.values()), dtype=np.float32)
-            save_arrays(path, texts=texts, vectors=vectors)
+    if path is not None and any(q not in saved for q in wanted):
+        saved.update(found)
+        texts, vectors = np.array(list(saved)), np.array(list(saved.values()), dtype=np.float32)
+        save_arrays(path, texts=texts, vectors=vectors)
     return len(missing)
 
 
 def query_vector(query: str, folder: Path | None = None) -> np.ndarray:
     """The MiniLM vector of a query text: embedded ahead by `embed_queries` (in this process, or
-    saved in the pool `folder`), else now."""
-    if folder is not None:
-        _read_query_file(folder)
+    saved in the pool `folder`, read once per process), else now."""
     with _query_lock:
         vector = _query_vectors.get(query)
+    if vector is None and folder is not None:
+        path = folder / QUERY_FILE
+        with _query_lock:
+            unread = path not in _query_files_read
+        if unread:
+            _remember_saved(path, _saved_queries(path))
+            with _query_lock:
+                vector = _query_vectors.get(query)
     return vector if vector is not None else embed_texts([query])[0]
 
 
