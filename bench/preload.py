@@ -6,6 +6,10 @@ but its context, so it can overlap the harness's own setup (dataset load, candid
 instead of sitting on the method's critical path. Methods sharing one preload function and dataset
 (a method and its ablations) share one thread. The wait is part of the method's setup time
 (metrics.json `setup_seconds.prepare`); a preload's failure is raised there, in the main thread.
+
+Imports stay in the main thread: a hook's module is imported by `start_preloads` before its thread
+starts, so heavy packages belong at the top of that module. Two threads importing the same package
+at once can fail with `_DeadlockError` when its modules import each other (scikit-learn's do).
 """
 
 from __future__ import annotations

@@ -90,3 +90,26 @@ def test_memrec_preload_builds_what_every_memory_file_shares(tiny_dataset_dir: P
     assert first.edge_weight is shared.edge_weight and second.item_dist is shared.item_dist
     assert first.graph.path != second.graph.path
     assert np.all(first.edge_weight > 0) and first.edge_weight.shape == adjacency.user_items.shape
+
+
+def test_memrec_preload_imports_its_heavy_packages_before_its_thread_starts() -> None:
+    """A package imported in a preload thread while the main thread imports part of it can fail with
+    `_DeadlockError`; so the hook's module imports sentence-transformers in the calling thread."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, threading\n"
+        "threading.Thread.start = lambda self: None  # no preload thread runs\n"
+        "from bench.preload import start_preloads\n"
+        "from state.context import Context\n"
+        "assert 'sentence_transformers' not in sys.modules\n"
+        "start_preloads(['memrec'], Context())\n"
+        "print('sentence_transformers' in sys.modules, 'sklearn.metrics.pairwise' in sys.modules)\n"
+    )
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "True"]

@@ -13,6 +13,12 @@ from __future__ import annotations
 
 import importlib
 
+# Imported here, in the thread that resolves the hook (bench's main thread), not in the preload
+# thread: sentence-transformers pulls in scikit-learn, whose modules import each other, and the
+# same import running in two threads at once raised `_DeadlockError` (itemknn imports
+# sklearn.metrics.pairwise while MemRec's preload was importing sentence-transformers).
+import sentence_transformers  # noqa: F401
+
 from agents.memrec.dataset_features import dataset_features
 from agents.memrec.user_vectors import cache_path, user_vectors
 from state.context import Context
