@@ -99,17 +99,19 @@ def test_memrec_preload_imports_its_heavy_packages_before_its_thread_starts() ->
     import sys
 
     probe = (
-        "import sys, threading\n"
-        "threading.Thread.start = lambda self: None  # no preload thread runs\n"
-        "from bench.preload import start_preloads\n"
+        "import sys, types\n"
+        "import bench.preload as preloads\n"
+        "idle = types.SimpleNamespace(start=lambda: None)  # no preload thread runs\n"
+        "preloads.threading = types.SimpleNamespace(Thread=lambda **kwargs: idle)\n"
         "from state.context import Context\n"
         "assert 'sentence_transformers' not in sys.modules\n"
-        "start_preloads(['memrec'], Context())\n"
-        "print('sentence_transformers' in sys.modules, 'sklearn.metrics.pairwise' in sys.modules)\n"
+        "preloads.start_preloads(['memrec'], Context())\n"
+        "wanted = ('sentence_transformers', 'sklearn.metrics.pairwise', 'graphs.memrec')\n"
+        "print(*(m in sys.modules for m in wanted))\n"
     )
     root = Path(__file__).resolve().parent.parent
     done = subprocess.run(
         [sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["True", "True"]
+    assert done.stdout.split() == ["True", "True", "True"]
