@@ -12,6 +12,14 @@ export LANGGRAPH_CLI_NO_ANALYTICS := 1
 export LANGGRAPH_NO_VERSION_CHECK := true
 export ANONYMIZED_TELEMETRY := False
 
+# llama-cpp-python compiles llama.cpp from source. Its default build targets the build machine's CPU
+# (-march=native: AMX on recent Xeons), and that build crashed with SIGSEGV on its first decode in
+# these VMs; a portable AVX2/FMA/F16C build runs. It is built once per machine into LLAMA_WHEELS
+# (outside the venv, so every clone reuses it) and installed from there.
+LLAMA_VERSION := 0.3.36
+LLAMA_WHEELS  ?= $(HOME)/.cache/recgraph/wheels
+LLAMA_CMAKE   := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+
 BENCH_ARGS ?= --methods all --dataset ml-100k --users 200 --candidates 10 --seed 0 --out runs/bench
 
 .PHONY: setup bench test lint clean
@@ -25,6 +33,10 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
+	ls $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || \
+	  CMAKE_ARGS="$(LLAMA_CMAKE)" $(BIN)/pip wheel --quiet --no-deps --no-cache-dir \
+	    llama-cpp-python==$(LLAMA_VERSION) -w $(LLAMA_WHEELS)
+	$(BIN)/pip install --quiet --no-index --no-deps $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl
 	$(BIN)/pip uninstall -qq --yes recbole
 	$(BIN)/pip install --quiet -e '.[dev,local]'
 	touch $(STAMP)

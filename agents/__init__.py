@@ -1,7 +1,23 @@
-"""The agents: prompt + typed answer + validation/repair + deterministic fallback. Shared LLM
-machinery lives at the top (`base` drives one agent call, `backends` builds chat models,
-`usage` accounts calls/tokens/cost, `ranking` validates rankings); each method has a room:
-`agents.arag`, `agents.memrec`, and the classic / LLM baseline rankers.
+"""The agents: prompt + typed answer + validation/repair + deterministic fallback.
+
+Shared LLM machinery at the top: `base` (the agent pattern: one call with retries, repair and the
+fallback), `backends` (a chat model per `--llm` backend), `local_llm` (the bundled SmolLM2 through
+llama.cpp), `validation` and `ranking` (answer checks; rankings become permutations of exactly the
+candidates), `usage` (calls, tokens, cost per agent) and `breaker` (the endpoint's circuit breaker).
+
+One room per method family:
+
+- `agents.baselines`: the classic rankers' scoring rules (`classic`) and the single-call LLM rankers
+  (`llm`);
+- `agents.arag`: ARAG's user understanding, NLI, context summary and item ranker agents, their
+  deterministic signals and extractive fallbacks;
+- `agents.memrec`: MemRec's curation (features, rule language, shipped rule sets, domain
+  statistics), Stage R synthesis, ReRank, Stage W writes, the LM_Mem rule writer and initial memories;
+- `agents.amem4rec`: AMEM4Rec's windows, extractor, similarity validator with Eq. 7's policy,
+  semantic validator, evolver, retrieval and ranker;
+- `agents.chainrec`: ChainRec in three parts: `online` (the Tool Agent Library, the feasibility mask,
+  the planners, CandidateRank), `offline` (training tasks, trajectories, reward, SFT/DPO policy
+  training, the TRL export) and `mining` (tool construction from chain-of-thought traces).
 
 May import: `prompts`, `tools`, `state`, `world`.
 """

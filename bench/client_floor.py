@@ -25,7 +25,7 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import BaseMessage
 
-from graphs.lifecycle.concurrent import run_concurrently
+from graphs.concurrency import run_concurrently
 from state.context import Context, backend_for
 
 

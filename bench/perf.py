@@ -34,7 +34,7 @@ from bench.client_floor import RequestRecorder, client_floor
 from bench.item_prefetch import prefetch_item_vectors
 from bench.protocol import EvalCase
 from bench.runner import timed_invocation
-from graphs.lifecycle.hooks import PerfRequest, PrepareRequest
+from graphs.hooks import PerfRequest, PrepareRequest
 from graphs.registry import hook, method_context
 from state.context import Context
 from world.environment import get_environment

@@ -1,7 +1,7 @@
 """The LLM requests a bench run plans to send, printed before a paid backend starts.
 
 Per method: the users still to run (a resumed run counts only those) times the method's declared
-requests per user (the registry's `llm_calls` hook, graphs/lifecycle/call_plans.py), and the upper
+requests per user (each method's `llm_calls` hook, declared in its graphs/<method>/spec.py), and the upper
 bound with every answer retried `Context.llm_retries` times.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from graphs.lifecycle.call_plans import CallPlan
+from graphs.hooks import CallPlan
 from graphs.registry import METHODS, hook, method_context
 from state.context import Context
 

@@ -18,8 +18,8 @@ from bench.metrics import rank_of, user_metrics
 from bench.preload import start_preloads, wait_preload
 from bench.protocol import EvalCase, Protocol
 from bench.tracing import BenchTracing
-from graphs.lifecycle.concurrent import run_concurrently
-from graphs.lifecycle.hooks import Prepared, PrepareRequest
+from graphs.concurrency import run_concurrently
+from graphs.hooks import Prepared, PrepareRequest
 from graphs.registry import get_graph, hook, method_context
 from graphs.tracing import untraced
 from state.context import Context
@@ -76,7 +76,7 @@ def result_record(
     details = dict(output.get("details") or {})
     extras = hook(method, "record_extras")
     if extras is not None:
-        details.update(extras(record["metrics"], details, context or Context()))
+        details.update(extras(record["metrics"], details, method_context(method, context)))
     if details:
         record["details"] = details
     if output.get("degraded"):

@@ -1,7 +1,24 @@
-"""One module per method building its `StateGraph` (exports `builder` and `graph`), the shared
-node factory (`graphs.nodes`), the first node every graph shares (`graphs.common`), and the
-registry (`graphs.registry`): the one extension point naming every method with its graph, kind,
-ablation overrides and lifecycle hooks.
+"""The methods as LangGraph graphs, and the registry that names them.
+
+Shared: `registry` (collects every room's `spec.py`; `python -m graphs.registry` prints
+langgraph.json), `method_spec` (`MethodSpec` and `ServiceGraph`, with hook references checked when a
+spec is made), `hooks` (the lifecycle hook types and `CallPlan`), `run_context` (`MethodGraph` and
+`compile_method`: overrides applied in `runtime.context`; `current_context`), `nodes` (the one node
+factory: `step_node`, `agent_node`), `common` (`validate_input`, every graph's first node),
+`concurrency` (`run_concurrently`), `tracing` (LangSmith run names, tags and metadata) and `served`
+(what `langgraph dev` serves).
+
+One room per method family, each with its graph modules, `spec.py` (its registry entries and call
+plans), its lifecycle hooks and a README.md:
+
+- `graphs.baselines`: `classic` and `llm`, one `validate_input -> <name>_ranker` graph per baseline;
+- `graphs.arag`: `graph` (ARAG and its two ablation graphs);
+- `graphs.memrec`: `graph` (Stage R and ReRank), `write` (Stage W, the `memrec_write` service graph)
+  and the benchmark warm-up, preload, overlap, perf and whole-run hooks;
+- `graphs.amem4rec`: `graph` (ranking), `train_graph` (the `amem4rec_train` service graph),
+  `training` (the round driver) and `hooks`;
+- `graphs.chainrec`: `graph` (the planner loop), `learned` (the learned planner's training hook) and
+  `reward`.
 
 May import: `agents`, `prompts`, `tools`, `state`, `world`. Never `bench` or `recgraph`.
 """

@@ -1,19 +1,85 @@
-"""What a registry entry is: `MethodSpec` (a recommender and its lifecycle hooks) and `ServiceGraph`
-(a served graph that is not a recommender). The entries themselves are in `graphs.registry`."""
+"""What a registry entry is: `MethodSpec` (a recommender, its context class and its lifecycle hooks)
+and `ServiceGraph` (a served graph that is not a recommender). Each method's room declares its
+entries in `graphs/<method>/spec.py`; `graphs.registry` collects them.
+
+A hook is either a callable or a "module:attribute" reference. References keep the registry cheap
+to load (a hook's module may import training code, torch or the CLI, which reading the registry
+must not), and each one is checked when the spec is made: its module's file must exist and define
+the attribute at top level (read with `ast`, not imported), so a misspelt hook fails at import.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+import ast
+import importlib.util
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from functools import cache
+from pathlib import Path
 from typing import Any, Literal
+
+from state.context import Context
+from world.errors import RecgraphError
 
 STUDIO_REQUEST: Mapping[str, Any] = {"user_id": "1", "candidates": ["1", "50", "181", "100", "258"]}
 """A recommendation request on ml-100k (the default dataset): Studio's and the README's example."""
 
+Hook = Callable[..., Any] | str
+"""A lifecycle hook: the callable itself, or "module:attribute" imported on first use."""
+
+HOOK_FIELDS = ("prepare", "preload", "perf_prepare", "perf_extras", "record_extras", "cli", "llm_calls")
+"""The `MethodSpec` fields that hold hooks."""
+
+
+class HookReferenceError(RecgraphError):
+    """A spec names a hook or graph that does not exist."""
+
+
+@cache
+def _top_level_names(module: str) -> frozenset[str]:
+    """Names a module's file defines at top level (functions, classes, assignments, imports)."""
+    top, _, rest = module.partition(".")
+    loaded = sys.modules.get(top)
+    spec = importlib.util.find_spec(top) if loaded is None else loaded.__spec__
+    if spec is None:
+        raise HookReferenceError(f"no package {top!r} (from module {module!r})")
+    # an imported package's __path__ may have been extended (a method room outside the checkout)
+    roots = list(getattr(loaded, "__path__", None) or spec.submodule_search_locations or [])
+    if rest:
+        bases = [Path(root).joinpath(*rest.split(".")) for root in roots]
+        candidates = [c for b in bases for c in (b.with_suffix(".py"), b / "__init__.py")]
+    else:
+        candidates = [Path(spec.origin or "")]
+    path = next((c for c in candidates if c.is_file()), None)
+    if path is None:
+        raise HookReferenceError(f"no module {module!r}")
+    names: set[str] = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+        elif isinstance(node, ast.ImportFrom | ast.Import):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+    return frozenset(names)
+
+
+def check_reference(reference: str, what: str) -> str:
+    """`reference` ("module:attribute") when its module's file defines the attribute, else raise."""
+    module, colon, attribute = reference.partition(":")
+    if not colon or not module or not attribute:
+        raise HookReferenceError(f"{what}: {reference!r} is not 'module:attribute'")
+    if attribute not in _top_level_names(module):
+        raise HookReferenceError(f"{what}: module {module!r} defines no {attribute!r}")
+    return reference
+
 
 @dataclass(frozen=True)
 class MethodSpec:
-    """Where a method's graph is, how to describe it, and how it plugs into the harness."""
+    """Where a method's graph is, its context class, how to describe it, and its lifecycle hooks."""
 
     graph: str
     """"module:attribute" of the compiled graph (shared by a method and its ablations)."""
@@ -21,35 +87,53 @@ class MethodSpec:
     """"classic" (no LLM) or "llm" (agents with an LLM policy and a deterministic fallback)."""
     summary: str
     """One line for help texts, reports and the Studio assistant's description."""
+    context: type[Context] = Context
+    """The method family's context class (the graph's `context_schema`); overrides must name its
+    fields."""
     overrides: Mapping[str, Any] = field(default_factory=dict)
-    """Context fields this method fixes; applied in bench, perf, recommend, hooks and Studio."""
-    prepare: str = ""
-    """"module:function" run before ranking (training / warm-up); empty: nothing to prepare."""
-    preload: str = ""
-    """"module:function" (context) -> None: heavy one-time loading (a model, dataset-wide arrays),
-    started by bench in a background thread when the run starts and awaited before `prepare`
-    (bench/preload.py); empty: none."""
-    perf_prepare: str = ""
-    """"module:function" (PrepareRequest) -> Prepared run by `bench perf` before its warm-up pass, with
-    a scratch `work_dir` removed after the method: the state its users are ranked on (AMEM4Rec trains
-    a small pool there, so the ranking reads memories); `Prepared.metrics` go into perf.json; empty:
-    the ranking runs on the context as given."""
-    perf_extras: str = ""
-    """"module:function" adding method-specific figures to `bench perf`; empty: none."""
-    record_extras: str = ""
-    """"module:function" (metrics, details, context) -> dict: per-user figures that need the scored
-    ranking (e.g. ChainRec's reward), stored in results.jsonl `details`; empty: none."""
-    cli: str = ""
-    """"module:function" registering the family's CLI subcommands; empty: none."""
-    llm_calls: str = ""
-    """"module:function" (context, candidates) -> CallPlan: LLM requests per user before retries;
-    empty: none for a classic method, not declared for an LLM one."""
+    """Context fields this method fixes; applied in the graph's `runtime.context` (Studio, bench,
+    perf, recommend) and in what its hooks receive."""
+    prepare: Hook = ""
+    """(PrepareRequest) -> Prepared, run before ranking (training / warm-up); empty: nothing."""
+    preload: Hook = ""
+    """(context) -> None: heavy one-time loading (a model, dataset-wide arrays), started by bench in a
+    background thread when the run starts and awaited before `prepare` (bench/preload.py)."""
+    perf_prepare: Hook = ""
+    """(PrepareRequest) -> Prepared run by `bench perf` before its warm-up pass, with a scratch
+    `work_dir`: the state its users are ranked on (AMEM4Rec trains a small pool there)."""
+    perf_extras: Hook = ""
+    """(PerfRequest) -> dict: method-specific `bench perf` figures; empty: none."""
+    record_extras: Hook = ""
+    """(metrics, details, context) -> dict: per-user figures that need the scored ranking (e.g.
+    ChainRec's reward), stored in results.jsonl `details`; empty: none."""
+    cli: Hook = ""
+    """(subparsers) -> None: registers the family's `recgraph <family> ...` subcommands; empty: none."""
+    llm_calls: Hook = ""
+    """(context, candidates) -> CallPlan: LLM requests per user before retries; empty: none for a
+    classic method, not declared for an LLM one."""
     studio_example: Mapping[str, Any] = field(default_factory=lambda: dict(STUDIO_REQUEST))
     """A valid input on ml-100k (README, Studio, and the dev-server test run it)."""
     item_vectors: bool = False
     """True when its nodes read the MiniLM item vectors of a user's history and candidates: bench and
     bench perf embed those rows for every evaluated user in large batches before ranking
     (bench/item_prefetch.py) instead of a few rows per user."""
+
+    def __post_init__(self) -> None:
+        check_reference(self.graph, f"graph of {self.summary!r}")
+        for name in HOOK_FIELDS:
+            value = getattr(self, name)
+            if isinstance(value, str) and value:
+                check_reference(value, f"{name} hook of {self.summary!r}")
+            elif value and not callable(value):
+                raise HookReferenceError(
+                    f"{name} hook of {self.summary!r} is neither callable nor a reference"
+                )
+        known = {f.name for f in fields(self.context)}
+        unknown = sorted(set(self.overrides) - known)
+        if unknown:
+            raise HookReferenceError(
+                f"{self.summary!r}: override {unknown[0]!r} is not a field of {self.context.__name__}"
+            )
 
 
 @dataclass(frozen=True)
@@ -62,3 +146,6 @@ class ServiceGraph:
     """The Studio assistant's description."""
     studio_example: Mapping[str, Any]
     """A valid input on ml-100k (README, Studio, and the dev-server test run it)."""
+
+    def __post_init__(self) -> None:
+        check_reference(self.graph, f"graph of {self.summary!r}")

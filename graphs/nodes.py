@@ -42,11 +42,15 @@ class DualNode(Runnable[Any, dict[str, Any]]):
     its name, and it has set the run's config (and so `get_runtime()`) before calling it.
     """
 
-    def __init__(self, name: str, body: StepBody, abody: AsyncStepBody) -> None:
-        """`body` and `abody` take (state, config) and return the state update."""
+    def __init__(
+        self, name: str, body: StepBody, abody: AsyncStepBody, *, warm_first_call: bool = True
+    ) -> None:
+        """`body` and `abody` take (state, config) and return the state update. With
+        `warm_first_call` False, `ainvoke` always awaits `abody` (see `step_node`)."""
         self.name = name
         self.body = body
         self.abody = abody
+        self.warm_first_call = warm_first_call
         self._warm: set[str] = set()
         self._warm_lock = threading.Lock()
         self._warming: dict[str, asyncio.Future[None]] = {}
@@ -64,6 +68,8 @@ class DualNode(Runnable[Any, dict[str, Any]]):
         of concurrent first users would otherwise each hold an executor thread for a whole
         synchronous LLM call (6 threads on 2 cores: a wave of 16 took three LLM rounds)."""
         config = ensure_config(config)
+        if not self.warm_first_call:
+            return await self.abody(input, config)
         key = context_key(current_context())
         while key not in self._warm:
             first = self._warming.get(key)
@@ -111,20 +117,31 @@ def _off_loop(state: Any, declared: bool | Callable[[Any], bool], item_vectors: 
 
 
 def step_node(
-    name: str, body: StepBody, *, blocking: bool | Callable[[Any], bool] = False, item_vectors: bool = True
+    name: str,
+    body: StepBody,
+    *,
+    blocking: bool | Callable[[Any], bool] = False,
+    item_vectors: bool = True,
+    warm_first_call: bool = True,
 ) -> DualNode:
     """A node from one sync body. When `blocking` (or `blocking(state)`) is true, under `ainvoke`
     it runs in a worker thread (file or database I/O, model loading); otherwise inline on the loop
     (quick, pure CPU: a thread hop per user would make the GIL ping-pong under high concurrency).
     Unless `item_vectors` is False (the node never reads them) it also runs in a thread while
-    `item_vectors_pending(state)`."""
+    `item_vectors_pending(state)`.
+
+    `warm_first_call=False` skips the synchronous first call per Context (module docstring). It is
+    for nodes whose async path already does every blocking step in a worker thread (MemRec's: SQLite,
+    its feature index, MiniLM): for them the first call gains nothing, and for an agent node it would
+    hold an executor thread through a whole LLM round per concurrent first user (6 threads on 2
+    cores: a bench wave of 16 users took three LLM rounds instead of one)."""
 
     async def abody(state: Any, config: RunnableConfig) -> dict[str, Any]:
         if _off_loop(state, blocking, item_vectors):
             return await asyncio.to_thread(body, state, config)
         return body(state, config)
 
-    return DualNode(name, body, abody)
+    return DualNode(name, body, abody, warm_first_call=warm_first_call)
 
 
 @dataclass
@@ -152,17 +169,42 @@ def skipped(call: AgentCall, ctx: Context, config: RunnableConfig) -> AgentResul
     return AgentResult(call.task.fallback(), AgentUsage(call.task.agent, label, superstep(config)))
 
 
+@dataclass(frozen=True)
+class FirstStep:
+    """Work an agent node does before preparing its call, when `needed(state)`; its update is merged
+    into the node's (`trace` entries first). ChainRec's planner uses it for the episode's first visit
+    (load the tools' corpus, retrieve candidates in retrieve mode): the planner is the loop's entry,
+    so a separate node would add a step to every episode and to Studio's drawing."""
+
+    needed: Callable[[Any], bool]
+    """True when the step must run on this state (e.g. no `domain` yet: the first visit)."""
+    run: Callable[[Any], dict[str, Any]]
+    """(state) -> state update; reads the run's context with `current_context()`."""
+    blocks: Callable[[Any], bool]
+    """True when `run` may touch disk on this state: under `ainvoke` it then runs in a worker thread."""
+
+
+def _merged(first: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    merged = {**first, **update}
+    if "trace" in first:
+        merged["trace"] = [*first["trace"], *update.get("trace", [])]
+    return merged
+
+
 def agent_node(
     name: str,
     prepare: PrepareAgent,
     *,
     blocking_prepare: bool | Callable[[Any], bool] = False,
     item_vectors: bool = True,
+    warm_first_call: bool = True,
+    first_step: FirstStep | None = None,
 ) -> DualNode:
     """A graph node running one agent. `prepare` builds the call; under `ainvoke` the LLM call is
     awaited, and `prepare` runs in a worker thread when `blocking_prepare` (or
     `blocking_prepare(state)`) is true (it touches disk), or, unless `item_vectors` is False,
-    while `item_vectors_pending(state)`."""
+    while `item_vectors_pending(state)`. `warm_first_call` is `step_node`'s; `first_step` runs
+    before `prepare` when it is needed (see `FirstStep`)."""
 
     def body(state: Any, config: RunnableConfig) -> dict[str, Any]:
         ctx = current_context()
@@ -182,4 +224,18 @@ def agent_node(
             return call.finish(await arun_agent(call.task, ask, config))
         return call.finish(skipped(call, ask, config))
 
-    return DualNode(name, body, abody)
+    if first_step is None:
+        return DualNode(name, body, abody, warm_first_call=warm_first_call)
+
+    def body_after_first(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        first = first_step.run(state) if first_step.needed(state) else {}
+        return _merged(first, body({**state, **first}, config))
+
+    async def abody_after_first(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        first: dict[str, Any] = {}
+        if first_step.needed(state):
+            blocks = first_step.blocks(state)
+            first = await asyncio.to_thread(first_step.run, state) if blocks else first_step.run(state)
+        return _merged(first, await abody({**state, **first}, config))
+
+    return DualNode(name, body_after_first, abody_after_first, warm_first_call=warm_first_call)

@@ -1,203 +1,60 @@
-"""Every method by name: the one extension point.
+"""Every method by name: the registry only collects what each method's room declares.
 
-A method is one `MethodSpec`: where its compiled graph is, what kind it is, the `Context` fields
-its ablation fixes, and optional lifecycle hooks the harness and the CLI call generically:
+A method family's room `graphs/<name>/` has a `spec.py` declaring `METHODS` (name -> `MethodSpec`:
+its graph, context class, ablation overrides and lifecycle hooks) and `SERVICE_GRAPHS` (served
+graphs that are not recommenders). Adding a method = its rooms + its name in `METHOD_PACKAGES`.
+Hook references and overrides are checked when a spec is made (graphs/method_spec.py), so a typo
+fails when the registry loads. The harness and the CLI call the hooks generically:
 
-- `prepare(PrepareRequest) -> Prepared`: training or warm-up before any user is ranked (MemRec's
-  Stage W warm-up); returns the method's context and figures for metrics.json;
+- `prepare(PrepareRequest) -> Prepared`: training or warm-up before any user is ranked;
+- `preload(context)`: heavy loading started in the background when a bench run starts;
 - `perf_prepare(PrepareRequest) -> Prepared`: what `bench perf` ranks on (AMEM4Rec: a small pool);
 - `perf_extras(PerfRequest) -> dict`: extra `bench perf` figures (MemRec's curation latency);
 - `record_extras(metrics, details, context) -> dict`: per-user figures that need the scored ranking;
 - `cli(subparsers) -> None`: adds the method family's `recgraph <family> ...` subcommands;
-- `llm_calls(context, candidates) -> CallPlan`: LLM requests per user before retries (printed by
-  `recgraph bench` before a paid backend starts; graphs/lifecycle/call_plans.py).
+- `llm_calls(context, candidates) -> CallPlan`: LLM requests per user before retries.
 
-Hooks are named as "module:function" and imported on first use, so reading the registry is cheap
-(Studio starts fast) and `graphs` never imports the harness. `langgraph.json` is generated from
-`served_graphs()` (`python -m graphs.registry > langgraph.json`; a test fails when they differ).
+`langgraph.json` is generated from `served_graphs()` (`python -m graphs.registry > langgraph.json`;
+a test fails when they differ). `graphs` never imports the harness.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import Callable, Iterable
 from functools import cache
 from typing import Any, Literal
 
 from langgraph.graph.state import CompiledStateGraph
 
 from graphs.method_spec import MethodSpec, ServiceGraph
-from graphs.run_context import OVERRIDES_KEY
+from graphs.run_context import MethodGraph
 from graphs.tracing import quiet_routes
-from state.context import Context
+from state.context import Context, context_as
 from world.errors import RecgraphError
 
-CALL_PLANS = "graphs.lifecycle.call_plans"
-MEMREC_WARMUP = "graphs.lifecycle.memrec_warmup"
-MEMREC_PERF = "graphs.lifecycle.memrec_perf:memrec_extras"
-MEMREC_CLI = "recgraph.memrec_command:register"
+METHOD_PACKAGES: tuple[str, ...] = ("baselines", "arag", "memrec", "amem4rec", "chainrec")
+"""The method families' rooms under `graphs/`, in the order `all` runs their methods."""
 
 
-def _memrec(summary: str, prepare: str, **overrides: Any) -> MethodSpec:
-    return MethodSpec(
-        "graphs.memrec:graph",
-        "llm",
-        summary,
-        overrides,
-        prepare=f"{MEMREC_WARMUP}:{prepare}",
-        preload="graphs.lifecycle.memrec_preload:preload",
-        perf_extras=MEMREC_PERF,
-        record_extras="graphs.lifecycle.memrec_whole_run:ranked",
-        cli=MEMREC_CLI,
-        llm_calls=f"{CALL_PLANS}:{'memrec_calls' if prepare == 'with_stage_w' else 'memrec_no_write_calls'}",
-        item_vectors=True,
-    )
+def collect(packages: Iterable[str]) -> tuple[dict[str, MethodSpec], dict[str, ServiceGraph]]:
+    """Every room's `METHODS` and `SERVICE_GRAPHS` (from `graphs.<package>.spec`), refusing a name
+    two rooms declare."""
+    methods: dict[str, MethodSpec] = {}
+    services: dict[str, ServiceGraph] = {}
+    for package in packages:
+        spec = importlib.import_module(f"graphs.{package}.spec")
+        for found, declared in ((methods, spec.METHODS), (services, spec.SERVICE_GRAPHS)):
+            clash = sorted((set(methods) | set(services)) & set(declared))
+            if clash:
+                raise RecgraphError(f"graphs.{package}.spec declares {clash[0]!r}, already registered")
+            found.update(declared)
+    return methods, services
 
 
-AMEM4REC_HOOKS = "graphs.lifecycle.amem4rec_hooks"
-
-
-def _amem4rec(summary: str, **overrides: Any) -> MethodSpec:
-    return MethodSpec(
-        "graphs.amem4rec:graph",
-        "llm",
-        summary,
-        overrides,
-        prepare=f"{AMEM4REC_HOOKS}:train_for_bench",
-        perf_prepare=f"{AMEM4REC_HOOKS}:train_for_perf",
-        perf_extras=f"{AMEM4REC_HOOKS}:ranking_perf",
-        cli="recgraph.amem4rec_command:register",
-        llm_calls=f"{CALL_PLANS}:amem4rec_calls",
-        item_vectors=True,
-    )
-
-
-CHAINREC_REWARD = "graphs.lifecycle.chainrec_reward:reward_extras"
-CHAINREC_ALL_TOOLS = 8
-"""The Tool Agent Library's size: `chainrec_fixed` may call every tool (agents/chainrec/catalog.py)."""
-
-
-CHAINREC_LEARNED = "graphs.lifecycle.chainrec_learned:train_for_bench"
-"""Finds or trains (trajectories, SFT, DPO) the learned planner's checkpoint before ranking."""
-
-
-def _chainrec(summary: str, **overrides: Any) -> MethodSpec:
-    return MethodSpec(
-        "graphs.chainrec:graph",
-        "llm",
-        summary,
-        overrides,
-        record_extras=CHAINREC_REWARD,
-        llm_calls=f"{CALL_PLANS}:chainrec_calls",
-        cli="recgraph.chainrec_command:register",
-        item_vectors=True,
-    )
-
-
-METHODS: dict[str, MethodSpec] = {
-    "random": MethodSpec("graphs.baselines:random_graph", "classic", "seeded random order"),
-    "popularity": MethodSpec("graphs.baselines:popularity_graph", "classic", "training popularity"),
-    "itemknn": MethodSpec("graphs.baselines:itemknn_graph", "classic", "item-item co-occurrence CF"),
-    "bpr": MethodSpec("graphs.baselines:bpr_graph", "classic", "BPR matrix factorisation"),
-    "embedding": MethodSpec(
-        "graphs.baselines:embedding_graph", "classic", "MiniLM cosine to recent history", item_vectors=True
-    ),
-    "vanilla_llm": MethodSpec(
-        "graphs.llm_baselines:vanilla_llm_graph",
-        "llm",
-        "zero-shot LLM ranking (LLMRank)",
-        llm_calls=f"{CALL_PLANS}:one_call",
-        item_vectors=True,
-    ),
-    "recency_llm": MethodSpec(
-        "graphs.llm_baselines:recency_llm_graph",
-        "llm",
-        "LLM ranking from recent items (ARAG)",
-        llm_calls=f"{CALL_PLANS}:one_call",
-        item_vectors=True,
-    ),
-    "vanilla_rag": MethodSpec(
-        "graphs.llm_baselines:vanilla_rag_graph",
-        "llm",
-        "LLM ranking with retrieved history",
-        llm_calls=f"{CALL_PLANS}:one_call",
-        item_vectors=True,
-    ),
-    "arag": MethodSpec(
-        "graphs.arag:graph",
-        "llm",
-        "ARAG: UUA ∥ NLI → CSA → IRA blackboard agents",
-        llm_calls=f"{CALL_PLANS}:arag_calls",
-        item_vectors=True,
-    ),
-    "arag_no_nli": MethodSpec(
-        "graphs.arag:arag_no_nli_graph",
-        "llm",
-        "ARAG without NLI",
-        llm_calls=f"{CALL_PLANS}:arag_no_nli_calls",
-        item_vectors=True,
-    ),
-    "arag_no_nli_csa": MethodSpec(
-        "graphs.arag:arag_no_nli_csa_graph",
-        "llm",
-        "ARAG without NLI and CSA",
-        llm_calls=f"{CALL_PLANS}:arag_no_nli_csa_calls",
-        item_vectors=True,
-    ),
-    "memrec": _memrec("MemRec: curate, synthesise facets, rerank; Stage W", "with_stage_w"),
-    "memrec_no_read": _memrec("MemRec without collaborative read", "with_stage_w", memrec_use_read=False),
-    "memrec_no_llm_rules": _memrec(
-        "MemRec with the generic curation rules", "with_stage_w", memrec_rules="generic"
-    ),
-    "memrec_no_write": _memrec("MemRec without collaborative write", "read_only"),
-    "amem4rec": _amem4rec("AMEM4Rec: cross-user pattern memory pool; retrieve K memories, rank in one call"),
-    "amem4rec_no_evolution": _amem4rec("AMEM4Rec without evolution (store only)", amem_evolution=False),
-    "amem4rec_no_semantic": _amem4rec("AMEM4Rec without the semantic validator", amem_semantic=False),
-    "amem4rec_no_similarity": _amem4rec("AMEM4Rec without the similarity validator", amem_similarity=False),
-    "chainrec": _chainrec(
-        "ChainRec: a planner routes tool agents on a conditional edge, then CandidateRank (learned "
-        "planner when the dataset has a checkpoint, else rule)",
-        chainrec_planner="auto",
-    ),
-    "chainrec_fixed": _chainrec(
-        "ChainRec fixed workflow: every feasible tool in catalog order, then CandidateRank",
-        chainrec_planner="fixed",
-        chainrec_max_steps=CHAINREC_ALL_TOOLS,
-    ),
-    "chainrec_llm_planner": _chainrec("ChainRec with the zero-shot LLM planner", chainrec_planner="llm"),
-    "chainrec_learned": replace(
-        _chainrec(
-            "ChainRec with the learned planner (SFT then DPO; trained when missing)",
-            chainrec_planner="learned",
-        ),
-        prepare=CHAINREC_LEARNED,
-    ),
-    "chainrec_sft": replace(
-        _chainrec(
-            "ChainRec with the learned planner after SFT only",
-            chainrec_planner="learned",
-            chainrec_policy_stage="sft",
-        ),
-        prepare=CHAINREC_LEARNED,
-    ),
-}
-"""Method name -> spec; `all` means every entry, in this order."""
-
-SERVICE_GRAPHS: dict[str, ServiceGraph] = {
-    "memrec_write": ServiceGraph(
-        "graphs.memrec_write:graph",
-        "MemRec Stage W: propagate one interaction into the memory graph",
-        {"user_id": "1", "item_id": "50"},
-    ),
-    "amem4rec_train": ServiceGraph(
-        "graphs.amem4rec_train:graph",
-        "AMEM4Rec training: one window through extraction, Eq. 7, linking, evolution and commit",
-        {"user_id": "1", "start": 0},
-    ),
-}
-"""Graphs served in Studio besides the recommenders."""
+METHODS, SERVICE_GRAPHS = collect(METHOD_PACKAGES)
+"""Method name -> spec (`all` means every entry, in this order); service graph name -> spec."""
 
 
 def parse_methods(text: str) -> list[str]:
@@ -212,23 +69,31 @@ def parse_methods(text: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def resolve(reference: str) -> Any:
-    """The object a "module:attribute" reference names (imported on first use)."""
+def resolve(reference: str | Callable[..., Any]) -> Any:
+    """The object a "module:attribute" reference names (imported on first use), or the callable."""
+    if callable(reference):
+        return reference
     module, _, attribute = reference.partition(":")
     return getattr(importlib.import_module(module), attribute)
 
 
 @cache
 def get_graph(name: str) -> CompiledStateGraph:
-    """The compiled graph of method `name`, carrying the method's Context overrides and name (its
-    root run's name in LangSmith), tagged `method:<name>`, its routing functions not traced."""
+    """The compiled graph of method `name`: its runs see the method's context class with its overrides
+    applied (`MethodGraph`), its root run is named `name` in LangSmith and tagged `method:<name>`,
+    and its routing functions are not traced."""
     spec = METHODS[name]
-    graph: CompiledStateGraph = quiet_routes(resolve(spec.graph))
+    graph = resolve(spec.graph)
+    if not isinstance(graph, MethodGraph) or graph.context_schema is not spec.context:
+        raise RecgraphError(
+            f"{spec.graph} must be compiled with graphs.run_context.compile_method and "
+            f"context_schema={spec.context.__name__}"
+        )
+    graph = quiet_routes(graph)
     config: dict[str, Any] = {"tags": [f"method:{name}"], "metadata": {"method": name}}
-    if spec.overrides:
-        config["configurable"] = {OVERRIDES_KEY: dict(spec.overrides)}
-    graph = graph.with_config(**config)
-    return graph.copy(update={"name": name}) if graph.name != name else graph
+    return graph.copy(
+        update={"name": name, "method_overrides": dict(spec.overrides), "config": graph.config}
+    ).with_config(**config)
 
 
 def service_graph(name: str) -> CompiledStateGraph:
@@ -236,10 +101,11 @@ def service_graph(name: str) -> CompiledStateGraph:
     return quiet_routes(resolve(SERVICE_GRAPHS[name].graph))
 
 
-def method_context(name: str, context: Context) -> Context:
-    """`context` with method `name`'s overrides applied (what its hooks and graph see)."""
-    overrides = METHODS[name].overrides
-    return replace(context, **overrides) if overrides else context
+def method_context(name: str, context: Context | None) -> Context:
+    """What method `name`'s graph and hooks see for a run's `context`: its context class, sharing
+    the run's common settings, with its overrides applied."""
+    spec = METHODS[name]
+    return context_as(spec.context, context, spec.overrides)
 
 
 def hook(

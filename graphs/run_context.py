@@ -1,49 +1,80 @@
-"""The run's `Context` as a node sees it: what the caller passed (or the defaults), with the
-registered method's overrides applied."""
+"""The run's `Context` as a node sees it, and the compiled graph class that puts it there.
+
+There is one way to read settings: `Runtime.context` (or `current_context()`, which returns that
+same object). `MethodGraph` makes it complete before the first node runs: the caller's context (an
+instance, a dict from Studio's settings form, the common `Context` from the CLI, or nothing) becomes
+an instance of the graph's `context_schema` with the registered method's ablation overrides applied.
+"""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Mapping
 from typing import Any
 
-from langgraph.config import get_config
+from langgraph.graph.state import CompiledStateGraph, StateGraph
 from langgraph.runtime import get_runtime
 
-from state.context import Context, context_or_default
-
-OVERRIDES_KEY = "recgraph_overrides"
-"""`configurable` key under which a registered graph carries its method's Context overrides."""
+from state.context import Context, context_as
 
 MEMO_SIZE = 64
-"""Contexts remembered by `current_context` and `context_key` (forgotten all at once past it)."""
+"""Contexts remembered by `MethodGraph` and `context_key` (forgotten all at once past it)."""
 
-_derived: dict[int, tuple[Context, dict[str, Any], dict[str, Any], Context]] = {}
+_derived: dict[tuple[int, type, int], tuple[Any, dict[str, Any], Context]] = {}
 _keys: dict[int, tuple[Context, dict[str, Any], str]] = {}
 
 
-def current_context() -> Context:
-    """The running graph's `Context` (defaults when the caller passed none), with the registered
-    method's overrides applied (an ablation carries them in its config; see `graphs.registry`).
+class MethodGraph(CompiledStateGraph):
+    """A compiled method graph whose runs see `context_schema` with its `method_overrides` applied.
 
-    Every node and route asks for it, so the overridden copy is made once per (context, overrides)
-    and reused while the caller's context is unchanged (a changed field makes a new copy)."""
-    ctx = context_or_default(get_runtime(Context).context)
-    overrides = get_config().get("configurable", {}).get(OVERRIDES_KEY)
-    if not overrides:
-        return ctx
-    seen = _derived.get(id(ctx))
-    if seen is not None and seen[0] is ctx and seen[1] == ctx.__dict__ and seen[2] == overrides:
-        return seen[3]
-    derived = replace(ctx, **overrides)
-    if len(_derived) >= MEMO_SIZE:
-        _derived.clear()
-    _derived[id(ctx)] = (ctx, dict(ctx.__dict__), dict(overrides), derived)
-    return derived
+    Overrides are applied in `stream`/`astream`, which `invoke`, `ainvoke`, `astream_events` and the
+    LangGraph server all go through, so `runtime.context` already carries them in every node."""
+
+    def __init__(self, *, method_overrides: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.method_overrides: Mapping[str, Any] = dict(method_overrides or {})
+        """Context fields the registered method (an ablation) fixes, whatever the caller passed."""
+
+    def run_context(self, context: Any) -> Context:
+        """The context this graph's nodes see for a caller's `context` (see the module docstring)."""
+        schema = self.context_schema or Context
+        if isinstance(context, dict):
+            context = schema(**context)
+        key = (id(context), schema, id(self.method_overrides))
+        seen = _derived.get(key)
+        if seen is not None and seen[0] is context and (context is None or seen[1] == context.__dict__):
+            return seen[2]
+        derived = context_as(schema, context, self.method_overrides)
+        if len(_derived) >= MEMO_SIZE:
+            _derived.clear()
+        _derived[key] = (context, dict(context.__dict__) if context is not None else {}, derived)
+        return derived
+
+    def stream(self, input: Any, config: Any = None, *, context: Any = None, **kwargs: Any) -> Any:
+        """`Pregel.stream` with the method's context (see `run_context`)."""
+        return super().stream(input, config, context=self.run_context(context), **kwargs)
+
+    def astream(self, input: Any, config: Any = None, *, context: Any = None, **kwargs: Any) -> Any:
+        """`Pregel.astream` with the method's context (see `run_context`)."""
+        return super().astream(input, config, context=self.run_context(context), **kwargs)
+
+
+def compile_method(builder: StateGraph, name: str, **kwargs: Any) -> MethodGraph:
+    """`builder.compile(name=name, ...)` as a `MethodGraph` (no overrides: the registry adds them)."""
+    compiled = builder.compile(name=name, **kwargs)
+    attrs = {key: value for key, value in compiled.__dict__.items() if key != "__orig_class__"}
+    return MethodGraph(**attrs)
+
+
+def current_context() -> Context:
+    """The running graph's context: `Runtime.context` (a `MethodGraph` never leaves it empty; a
+    plain compiled graph run without one gets the common defaults)."""
+    context = get_runtime().context
+    return context if context is not None else Context()
 
 
 def context_key(ctx: Context) -> str:
     """`repr(ctx)`: what identifies a Context's settings (e.g. for per-Context warm-up), remembered
-    per object while its fields are unchanged (a Context has ~80 fields: its repr costs ~0.2 ms)."""
+    per object while its fields are unchanged."""
     seen = _keys.get(id(ctx))
     if seen is not None and seen[0] is ctx and seen[1] == ctx.__dict__:
         return seen[2]

@@ -13,8 +13,9 @@ SIM_TIMEOUT = 2.0
 """Client timeout with the simulator: its 'timeout' fault answers one second later."""
 
 
-def context_from_args(args: argparse.Namespace, **overrides: Any) -> Context:
-    """The run's `Context` from the shared dataset and LLM options."""
+def context_from_args(args: argparse.Namespace, schema: type[Context] = Context, **overrides: Any) -> Context:
+    """The run's context from the shared dataset and LLM options: the common `Context`, or a method
+    family's class (`schema`) when a family's command needs its knobs."""
     timeout = args.llm_timeout or (SIM_TIMEOUT if args.llm == "sim" else 60.0)
     fields: dict[str, Any] = {
         "dataset": args.dataset,
@@ -29,12 +30,15 @@ def context_from_args(args: argparse.Namespace, **overrides: Any) -> Context:
     if args.llm == "sim":
         fields["llm_backoff"] = 0.05  # the simulator's 429s carry retry-after: 0
     fields.update(overrides)
-    return Context(**fields)
+    return schema(**fields)
 
 
 @contextmanager
-def llm_session(args: argparse.Namespace, latency: float | None = None) -> Iterator[tuple[Context, Any]]:
-    """Yield the run's context and, for `--llm sim`, the running simulator (stopped after)."""
+def llm_session(
+    args: argparse.Namespace, latency: float | None = None, schema: type[Context] = Context
+) -> Iterator[tuple[Context, Any]]:
+    """Yield the run's context (of class `schema`) and, for `--llm sim`, the running simulator
+    (stopped after)."""
     from agents.backends import check_backend, enable_llm_cache, preflight
     from agents.breaker import reset_breakers
 
@@ -42,7 +46,7 @@ def llm_session(args: argparse.Namespace, latency: float | None = None) -> Itera
     reset_breakers()  # a new run starts with no failures counted (several runs share a test process)
     if args.llm_cache:
         enable_llm_cache(args.llm_cache)
-    context = context_from_args(args)
+    context = context_from_args(args, schema)
     if args.llm != "sim":
         preflight(context)
         yield context, None

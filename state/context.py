@@ -1,16 +1,16 @@
-"""Runtime knobs every graph reads via `Runtime[Context]` (editable per run in Studio)."""
+"""The common runtime knobs (dataset, LLM backends per role, retries, timeouts, seed, top-k) that
+every method's context class extends with its own, one prefix per family (state/<method>/context.py).
+
+A graph declares its method's class as `context_schema`, so Studio's settings form shows the common
+knobs and that method's only. Nodes read the run's context via `graphs.run_context.current_context()`,
+which is `Runtime.context`: a registered graph has already applied its ablation's overrides there."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
-
-from state.context_amem4rec import Amem4RecKnobs
-from state.context_arag import AragKnobs
-from state.context_chainrec import ChainRecKnobs
-from state.context_memrec import MemRecKnobs
 
 
 def from_env(variable: str, fallback: str) -> Callable[[], str]:
@@ -33,8 +33,10 @@ BASE_URL_DEFAULT = from_env("RECGRAPH_BASE_URL", "")
 
 
 @dataclass(kw_only=True)
-class CommonKnobs:
-    """Dataset, LLM backends and the knobs the baselines share."""
+class Context:
+    """The knobs every method shares; each method family subclasses it with its own.
+
+    Every field has a default and a description (Studio shows both)."""
 
     dataset: str = field(
         default="ml-100k",
@@ -86,15 +88,6 @@ class CommonKnobs:
     )
     temperature: float = field(default=0.0, metadata={"description": "Sampling temperature."})
     max_output_tokens: int = field(default=512, metadata={"description": "Cap on tokens per LLM answer."})
-    recency_items: int = field(
-        default=5, metadata={"description": "recency_llm: how many recent interactions the prompt shows."}
-    )
-    prompt_history_items: int = field(
-        default=50, metadata={"description": "vanilla_llm: most recent history items shown (0: all)."}
-    )
-    rag_items: int = field(
-        default=10, metadata={"description": "vanilla_rag: history items retrieved into the prompt."}
-    )
     seed: int = field(
         default=0,
         metadata={"description": "Seed for anything random a method does (random baseline, BPR)."},
@@ -103,25 +96,6 @@ class CommonKnobs:
         default=10,
         metadata={"description": "How many items to return when no candidates are given."},
     )
-    recent_items: int = field(
-        default=10,
-        metadata={"description": "How many of the most recent history items profile the user."},
-    )
-    itemknn_neighbors: int = field(
-        default=50,
-        metadata={"description": "ItemKNN: neighbours kept per history item (0 keeps all)."},
-    )
-    bpr_factors: int = field(default=64, metadata={"description": "BPR: latent factors."})
-    bpr_iterations: int = field(default=100, metadata={"description": "BPR: training epochs."})
-
-
-@dataclass(kw_only=True)
-class Context(ChainRecKnobs, Amem4RecKnobs, MemRecKnobs, AragKnobs, CommonKnobs):
-    """Per-run configuration shared by all graphs; methods read the fields they need.
-
-    Each method's knobs live in their own class (state/context_<method>.py); a new method adds
-    its class to these bases. Every field has a default and a description (Studio shows both).
-    """
 
 
 def backend_for(context: Context, role: str) -> str:
@@ -133,3 +107,19 @@ def backend_for(context: Context, role: str) -> str:
 def context_or_default(context: Context | None) -> Context:
     """The run's context, or the defaults when the caller passed none."""
     return context if context is not None else Context()
+
+
+def context_as(schema: type[Context], context: Context | None, overrides: Mapping[str, Any]) -> Context:
+    """`context` as an instance of `schema` (a method's context class) with `overrides` applied.
+
+    Fields `schema` shares with `context` keep the caller's values (so the run's common context from
+    the CLI becomes a method's context); the rest take their defaults. `context` is returned as it is
+    when it already has that class and no override changes it."""
+    if context is None:
+        return schema(**overrides)
+    if type(context) is schema:
+        changed = {name: value for name, value in overrides.items() if getattr(context, name) != value}
+        return replace(context, **changed) if changed else context
+    names = {f.name for f in fields(schema) if f.init}
+    shared = {f.name: getattr(context, f.name) for f in fields(context) if f.init and f.name in names}
+    return schema(**(shared | dict(overrides)))

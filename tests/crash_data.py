@@ -12,10 +12,11 @@ from typing import Any
 import numpy as np
 from langgraph.graph import END, START, StateGraph
 
-from agents.classic_rankers import score_popularity
-from graphs.baselines import make_ranker_node
+from agents.baselines.classic import score_popularity
+from graphs.baselines.classic import make_ranker_node
 from graphs.common import VALIDATE_NODE, validate_input
-from graphs.lifecycle.hooks import Prepared, PrepareRequest
+from graphs.hooks import Prepared, PrepareRequest
+from graphs.run_context import compile_method
 from state.base_state import BaseState
 from state.context import Context
 from state.contract import RecInput, RecOutput
@@ -52,4 +53,4 @@ builder.add_node("crashy_ranker", make_ranker_node("crashy", score, "popularity"
 builder.add_edge(START, VALIDATE_NODE)
 builder.add_edge(VALIDATE_NODE, "crashy_ranker")
 builder.add_edge("crashy_ranker", END)
-graph = builder.compile(name="crashy")
+graph = compile_method(builder, "crashy")

@@ -10,7 +10,7 @@ import pytest
 from agents.base import AgentTask, InvalidAnswer, run_agent
 from agents.ranking import repair_ranking
 from agents.usage import critical_path_depth, price_of, summarise_usage
-from graphs.llm_baselines import vanilla_llm_graph
+from graphs.baselines.llm import vanilla_llm_graph
 from state.context import Context
 from state.schemas import RankedList
 from tests.fakes import ScriptedChatModel, install

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from graphs.lifecycle.hooks import PrepareRequest
+from graphs.hooks import PrepareRequest
 from graphs.registry import METHODS, get_graph, hook, method_context
 from recgraph.cli import main
 from state.context import Context
@@ -159,8 +159,8 @@ def test_evolving_scenarios_on_order_only_data_are_refused_in_one_line(shape_dir
 def test_memrec_facets_on_a_titles_only_catalog_are_the_best_supported_titles(
     shape_dirs: dict[str, str],
 ) -> None:
-    from graphs.memrec import graph as memrec
-    from tests.chainrec_data import last_values
+    from graphs.memrec.graph import graph as memrec
+    from tests.chainrec.data import last_values
 
     data = shape_dirs["titles_only"]
     ctx = method_context("memrec_no_write", Context(dataset=data))

@@ -301,16 +301,17 @@ def test_fallback_notice_names_only_the_agents_that_fell_back() -> None:
         ("recency_llm", {}),
         ("vanilla_rag", {}),
         ("arag", {}),
-        ("arag", {"nli_mode": "per_item"}),
+        ("arag", {"arag_nli_mode": "per_item"}),
         ("arag_no_nli", {}),
         ("arag_no_nli_csa", {}),
     ],
 )
 def test_declared_calls_match_the_agents_a_graph_runs(method: str, fields: dict[str, Any]) -> None:
-    from graphs.registry import get_graph, hook, method_context
+    from graphs.registry import METHODS, get_graph, hook, method_context
 
     candidates = ["50", "181", "1", "2", "100"]
-    ctx = method_context(method, Context(llm="heuristic", **fields))
+    spec = METHODS[method]
+    ctx = method_context(method, spec.context(llm="heuristic", **fields))
     plan = hook(method, "llm_calls")(ctx, len(candidates))
     output = get_graph(method).invoke({"user_id": "1", "candidates": candidates}, context=ctx)
     assert not plan.at_most and plan.per_user == len(output["usage"])  # one request per agent answer
@@ -333,7 +334,7 @@ def test_bench_prints_the_planned_requests_before_an_openai_run(tmp_path: Path, 
 def test_run_concurrently_stops_every_worker_at_the_first_failure() -> None:
     import asyncio
 
-    from graphs.lifecycle.concurrent import run_concurrently
+    from graphs.concurrency import run_concurrently
 
     started: list[int] = []
     finished: list[int] = []
@@ -359,7 +360,7 @@ def test_run_concurrently_stops_every_worker_at_the_first_failure() -> None:
 def test_run_concurrently_bounds_the_items_in_flight() -> None:
     import asyncio
 
-    from graphs.lifecycle.concurrent import run_concurrently
+    from graphs.concurrency import run_concurrently
 
     in_flight, peak, results = 0, 0, []
 

@@ -15,7 +15,7 @@ import prompts.arag
 import prompts.baselines
 import prompts.chainrec
 import prompts.memrec
-import prompts.memrec_rules
+import prompts.memrec.rules
 from bench.sim_schema import extract_candidate_ids
 from prompts.common import DATA_RULE, candidates_block, data_block, item_block, quote
 from tests.injection_data import FOREIGN_ID, INJECTED, ITEMS, REVIEW, write_injection_dataset
@@ -28,7 +28,7 @@ PROMPT_MODULES = [
     prompts.baselines,
     prompts.chainrec,
     prompts.memrec,
-    prompts.memrec_rules,
+    prompts.memrec.rules,
 ]
 INJECTED_PHRASES = ("IGNORE PREVIOUS", "ignore all rules", "SYSTEM:", FOREIGN_ID)
 DELIMITERS = ("</data>", "<data>", "Candidates (id")

@@ -59,13 +59,13 @@ def test_openai_backend_without_a_key_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_local_smollm2_ranks_end_to_end() -> None:
     from agents.local_llm import smollm2_path
-    from graphs.llm_baselines import recency_llm_graph
-    from state.context import Context
+    from graphs.baselines.llm import recency_llm_graph
+    from state.baselines.context import BaselinesContext
 
     assert smollm2_path().suffix == ".gguf"
     candidates = ["50", "181", "1", "2", "3"]
     output = recency_llm_graph.invoke({"user_id": "1", "candidates": candidates},
-                                      context=Context(llm="local", recency_items=3))
+                                      context=BaselinesContext(llm="local", recency_llm_items=3))
     assert sorted(output["ranking"]) == sorted(candidates)
     usage = output["usage"][0]
     assert usage["calls"] >= 1 and usage["input_tokens"] > 50 and not usage["tokens_estimated"]
@@ -78,7 +78,7 @@ def test_sqlite_llm_cache_replays_without_requests(tmp_path: Path) -> None:
 
     from agents.backends import enable_llm_cache
     from bench.sim_process import SimServer
-    from graphs.llm_baselines import vanilla_llm_graph
+    from graphs.baselines.llm import vanilla_llm_graph
     from state.context import Context
 
     request = {"user_id": "7", "candidates": ["50", "181", "1", "2", "3"]}

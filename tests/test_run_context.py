@@ -10,7 +10,7 @@ from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
 from agents.usage import AgentUsage
-from graphs.run_context import OVERRIDES_KEY, context_key, current_context
+from graphs.run_context import compile_method, context_key, current_context
 from graphs.tracing import quiet_routes
 from state.context import Context
 
@@ -29,20 +29,22 @@ def test_overridden_context_is_made_once_and_follows_changes_of_the_callers() ->
     builder = StateGraph(S, context_schema=Context)
     builder.add_node("n", node)
     builder.add_edge(START, "n")
-    graph = builder.compile()
+    plain = compile_method(builder, "probe")
+    graph = plain.copy(update={"method_overrides": {"llm_retries": 7}})
     base = Context(dataset="ml-100k", top_k=5)
-    config = {"configurable": {OVERRIDES_KEY: {"llm_retries": 7}}}
-    graph.invoke({}, config=config, context=base)
-    graph.invoke({}, config=config, context=base)
+    graph.invoke({}, context=base)
+    graph.invoke({}, context=base)
     assert all(c.llm_retries == 7 and c.top_k == 5 for c in seen)
     assert all(c is seen[0] for c in seen) and base.llm_retries != 7
     base.top_k = 9  # a caller changing its Context (as `recgraph` commands do) gets a new copy
-    graph.invoke({}, config=config, context=base)
+    graph.invoke({}, context=base)
     assert seen[-1] is not seen[0] and seen[-1].top_k == 9 and seen[-1].llm_retries == 7
-    graph.invoke({}, config={"configurable": {OVERRIDES_KEY: {"llm_retries": 3}}}, context=base)
+    plain.copy(update={"method_overrides": {"llm_retries": 3}}).invoke({}, context=base)
     assert seen[-1].llm_retries == 3 and seen[-1].top_k == 9
-    graph.invoke({}, context=base)  # no overrides: the caller's own object
+    plain.invoke({}, context=base)  # no overrides: the caller's own object
     assert seen[-1] is base
+    plain.invoke({})  # no context: the schema's defaults, never None
+    assert seen[-1] == Context()
 
 
 def test_context_key_is_the_repr_and_changes_with_a_field() -> None:

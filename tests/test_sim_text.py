@@ -3,7 +3,7 @@
 import random
 
 from bench.sim_schema import _VOCABULARY, fill_schema
-from state.memrec_schemas import FacetSet
+from state.memrec.schemas import FacetSet
 
 
 def test_facets_are_distinct_short_phrases_and_other_text_full_sentences() -> None:

@@ -18,13 +18,16 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from graphs.registry import METHODS, SERVICE_GRAPHS, descriptions, studio_examples
+from state.arag.context import AragContext
+from state.baselines.context import BaselinesContext
+from state.memrec.context import MemRecContext
 from tests.studio_data import OTHER_REQUEST, write_slice
 
 REPO = Path(__file__).resolve().parent.parent
@@ -145,6 +148,17 @@ def test_settings_form_shows_every_default(server: DevServer) -> None:
     assert [name for name, spec in fields.items() if "default" not in spec] == []
     assert (fields["llm"]["default"], fields["base_url"]["default"]) == ("heuristic", "")
     assert fields["dataset"]["default"] == "ml-100k"
+
+
+def test_settings_form_shows_the_common_and_the_method_s_own_knobs_only(server: DevServer) -> None:
+    served = assistants(server)
+    for name, knobs in (
+        ("arag", AragContext),
+        ("memrec_no_read", MemRecContext),
+        ("itemknn", BaselinesContext),
+    ):
+        schemas = call(server.port, f"/assistants/{served[name]['assistant_id']}/schemas")
+        assert set(schemas["context_schema"]["properties"]) == {f.name for f in fields(knobs)}, name
 
 
 @pytest.mark.parametrize("name", SERVED)

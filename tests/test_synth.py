@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from agents.classic_rankers import score_itemknn, score_popularity, score_random
+from agents.baselines.classic import score_itemknn, score_popularity, score_random
 from bench.metrics import mean_metrics, rank_of, user_metrics
 from bench.protocol import Protocol, plan_cases
 from recgraph.cli import main
 from recgraph.datasets_command import fields_of
-from state.context import Context
+from state.baselines.context import BaselinesContext
 from world.datasets import load_path
 from world.environment import Environment
 from world.shape import present_fields
@@ -83,7 +83,7 @@ def test_collaborative_baselines_beat_random(tmp_path: Path) -> None:
     data = generate(SynthSpec(users=300, items=200, interactions=4000, seed=3))
     env = Environment(load_path(write_synth(data, tmp_path / "cf")[0].parent))
     cases = plan_cases(env, Protocol(dataset="cf", candidates=20, users=200))
-    ctx = Context()
+    ctx = BaselinesContext()
     scores = {}
     scorers = {"random": score_random, "popularity": score_popularity, "itemknn": score_itemknn}
     for name, scorer in scorers.items():

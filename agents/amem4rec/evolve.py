@@ -3,12 +3,12 @@
 
 Validation: updates name linked memories only, once each (unknown / repeated ids dropped as
 repairs); a null field keeps the memory's text; unchanged rewrites are dropped; fields are cut to
-`amem_memory_chars`; `should_evolve` false changes nothing. Each kept rewrite carries the version
+`amem4rec_memory_chars`; `should_evolve` false changes nothing. Each kept rewrite carries the version
 it was based on, so the pool applies it by compare-and-set (or merges it when another window
 evolved the memory in between).
 
 Fallback: a deterministic bounded merge of the new pattern into each linked memory
-(`tools.memory_writer.merge_memory`: new phrases appended, duplicates skipped, oldest phrases after
+(`tools.memrec.writer.merge_memory`: new phrases appended, duplicates skipped, oldest phrases after
 the first dropped when the text would exceed the bound).
 """
 
@@ -20,8 +20,8 @@ from typing import Any
 from agents.base import AgentTask
 from agents.validation import MEMORY_CUT, constrained_schema, cut_text, keep_known_unique
 from prompts import amem4rec as prompts
-from state.amem4rec_schemas import Evolution, MemoryRewrite
-from tools.memory_writer import merge_memory
+from state.amem4rec.schemas import Evolution, MemoryRewrite
+from tools.memrec.writer import merge_memory
 
 FIELDS = ("behavior_explanation", "pattern_description")
 

@@ -5,7 +5,7 @@ Validation: a pattern must not name an item. Every title of the window (also wit
 "(year)" suffix and with a trailing ", The"-style article moved to the front) and every
 brand/author/artist-like attribute is searched for, case-insensitively on word boundaries; a hit
 is replaced by "one such item" and counted as a `named_item` repair. Fields are cut to
-`amem_memory_chars` (`memory_cut`). Fallback: `patterns.fallback_pattern` (window statistics).
+`amem4rec_memory_chars` (`memory_cut`). Fallback: `patterns.fallback_pattern` (window statistics).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from agents.base import AgentTask, InvalidAnswer
 from agents.validation import MEMORY_CUT, SCHEMA_INVALID, constrained_schema, cut_text
 from prompts import amem4rec as prompts
 from prompts.common import item_block
-from state.amem4rec_schemas import PatternExtraction
+from state.amem4rec.schemas import PatternExtraction
 from world.environment import Environment
 
 NAME_ATTRIBUTES = ("brand", "author", "artist", "series", "publisher", "manufacturer", "studio", "label")

@@ -2,7 +2,7 @@
 the similarity validator offered and says which of them to link; ids are constrained to the
 offered ones (an enum in the JSON schema; unknown and repeated ids are dropped as repairs).
 
-Fallback — and the `amem_semantic=False` ablation — is the similarity validator alone: link every
+Fallback — and the `amem4rec_semantic=False` ablation — is the similarity validator alone: link every
 offered memory.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 from agents.base import AgentTask
 from agents.validation import constrained_schema, keep_known_unique
 from prompts import amem4rec as prompts
-from state.amem4rec_schemas import LinkDecision
+from state.amem4rec.schemas import LinkDecision
 
 
 def validate_links(answer: LinkDecision, offered: Sequence[str]) -> tuple[LinkDecision, list[str]]:

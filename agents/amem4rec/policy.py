@@ -9,8 +9,8 @@ the policy pi is, row by row (the first row that holds wins):
     3. s_max >= tau_high and p_high >= 0.6   -> UPDATE only
     4. s_max >= tau_high and p_low >= 0.5    -> STORE only
     5. otherwise                             -> UPDATE and STORE
-An empty pool has no s_max: row 1 (store). The share thresholds 0.6 / 0.5 are `Context.amem_p_high`
-/ `amem_p_low`; shares are compared with a 1e-9 tolerance so 3/5 counts as 0.6.
+An empty pool has no s_max: row 1 (store). The share thresholds 0.6 / 0.5 are `Context.amem4rec_p_high`
+/ `amem4rec_p_low`; shares are compared with a 1e-9 tolerance so 3/5 counts as 0.6.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ candidates (`agents.ranking.repair_ranking`, missing ids appended in the fallbac
 Fallback: per candidate c with MiniLM item vector v_c,
     score(c) = (w_h * cos(v_c, mean of the recent history's vectors)
               + w_m * cos(v_c, retrieval-weighted mean of the retrieved memories' embeddings)) / (w_h + w_m)
-with w_h = `Context.amem_history_weight`, w_m = `Context.amem_memory_weight`; a part without signal
+with w_h = `Context.amem4rec_history_weight`, w_m = `Context.amem4rec_memory_weight`; a part without signal
 (no history, no memory) is left out and the weights renormalised; with neither, training
 popularity. Ties keep the candidates' order.
 """
@@ -23,8 +23,8 @@ from agents.base import AgentTask
 from agents.ranking import repair_ranking
 from agents.validation import constrained_schema
 from prompts.amem4rec import ranking_messages
-from state.amem4rec_schemas import MemoryRanking
-from state.context import Context
+from state.amem4rec.context import Amem4RecContext
+from state.amem4rec.schemas import MemoryRanking
 from tools.similarity import profile_vector, rank_by_scores
 from world.environment import Environment
 
@@ -45,19 +45,19 @@ def fallback_scores(
     memory_vectors: np.ndarray,
     memory_scores: Sequence[float],
     candidates: Sequence[str],
-    ctx: Context,
+    ctx: Amem4RecContext,
 ) -> np.ndarray:
     """The fallback's score per candidate (see the module docstring)."""
     items = env.item_vectors()[[env.item_index[c] for c in candidates]].astype(np.float64)
     parts: list[tuple[float, np.ndarray]] = []
     profile = profile_vector(env, list(recent))
     if profile is not None:
-        parts.append((ctx.amem_history_weight, items @ profile))
+        parts.append((ctx.amem4rec_history_weight, items @ profile))
     if len(memory_vectors):
         weights = np.clip(np.asarray(memory_scores, dtype=np.float64), 0.0, None)
         weights = weights if weights.sum() > 0 else np.ones(len(memory_vectors))
         centre = weights @ np.asarray(memory_vectors, dtype=np.float64) / weights.sum()
-        parts.append((ctx.amem_memory_weight, items @ centre))
+        parts.append((ctx.amem4rec_memory_weight, items @ centre))
     total = sum(weight for weight, _ in parts)
     if not parts or total <= 0:
         return np.array([float(env.popularity.get(c, 0)) for c in candidates])
@@ -66,14 +66,14 @@ def fallback_scores(
 
 def ranker_call(
     env: Environment,
-    ctx: Context,
+    ctx: Amem4RecContext,
     history: Sequence[str],
     memories: Sequence[Mapping[str, Any]],
     memory_vectors: np.ndarray,
     candidates: Sequence[str],
 ) -> RankerCall:
     """The ranker's task for one user: recent history, retrieved memories, every candidate."""
-    recent = list(history[-ctx.amem_recent_items :]) if ctx.amem_recent_items > 0 else list(history)
+    recent = list(history[-ctx.amem4rec_recent_items :]) if ctx.amem4rec_recent_items > 0 else list(history)
     scores = fallback_scores(env, recent, memory_vectors, [m["score"] for m in memories], candidates, ctx)
     order = rank_by_scores(list(candidates), scores)
     by_item = {c: float(s) for c, s in zip(candidates, scores, strict=True)}
@@ -87,8 +87,8 @@ def ranker_call(
 
     def fallback() -> MemoryRanking:
         reasoning = (
-            f"fallback: cosine to the recent history (weight {ctx.amem_history_weight}) and to "
-            f"{len(memories)} retrieved memories (weight {ctx.amem_memory_weight})"
+            f"fallback: cosine to the recent history (weight {ctx.amem4rec_history_weight}) and to "
+            f"{len(memories)} retrieved memories (weight {ctx.amem4rec_memory_weight})"
         )
         return MemoryRanking(ranked_item_ids=order, reasoning=reasoning)
 

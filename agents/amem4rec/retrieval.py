@@ -17,15 +17,16 @@ from typing import Any
 
 import numpy as np
 
-from state.context import Context, backend_for
-from tools.memory_pool import MemoryPool
-from tools.memory_pool_folder import open_pool, pool_config, pool_dir
+from state.amem4rec.context import Amem4RecContext
+from state.context import backend_for
+from tools.amem4rec.folder import open_pool, pool_config, pool_dir
+from tools.amem4rec.pool import MemoryPool
 from world.embeddings import embed_texts
 from world.environment import Environment
 from world.item_vectors import save_arrays
 
 
-def training_pool(ctx: Context, env: Environment) -> MemoryPool:
+def training_pool(ctx: Amem4RecContext, env: Environment) -> MemoryPool:
     """The pool a training run writes (created when missing; refused if built otherwise)."""
     return open_pool(
         pool_dir(ctx, env.dataset),
@@ -36,11 +37,11 @@ def training_pool(ctx: Context, env: Environment) -> MemoryPool:
     )
 
 
-def ranking_pool(ctx: Context, env: Environment) -> tuple[MemoryPool | None, str]:
-    """The pool a ranking reads, and a note. An explicit `amem_pool` must exist; a missing default
+def ranking_pool(ctx: Amem4RecContext, env: Environment) -> tuple[MemoryPool | None, str]:
+    """The pool a ranking reads, and a note. An explicit `amem4rec_pool` must exist; a missing default
     pool means no memories (the note says how to train one)."""
     folder = pool_dir(ctx, env.dataset)
-    if not ctx.amem_pool and not (folder / "manifest.json").is_file():
+    if not ctx.amem4rec_pool and not (folder / "manifest.json").is_file():
         return None, (
             f"no trained pool at {folder}: ranking without memories (train one with "
             f"`recgraph amem4rec train --dataset {ctx.dataset}`)"

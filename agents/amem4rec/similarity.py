@@ -2,9 +2,9 @@
 neighbours by cosine, decide the strategy with Eq. 7 and choose what the semantic validator is
 offered (the neighbours with s >= tau_low).
 
-Ablations: without the similarity validator (`amem_similarity=False`) every top-|L| neighbour is
+Ablations: without the similarity validator (`amem4rec_similarity=False`) every top-|L| neighbour is
 offered and the new memory is stored (UPDATE and STORE; STORE only into an empty pool); without
-evolution (`amem_evolution=False`) the action is STORE only whatever Eq. 7 says (the scores are
+evolution (`amem4rec_evolution=False`) the action is STORE only whatever Eq. 7 says (the scores are
 still computed and traced).
 """
 
@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 
 from agents.amem4rec.policy import PolicyDecision, memory_policy
-from state.context import Context
-from tools.memory_pool import MemoryPool
-from tools.memory_pool_record import memory_text
-from tools.memory_pool_vectors import embed_memory_texts
+from state.amem4rec.context import Amem4RecContext
+from tools.amem4rec.pool import MemoryPool
+from tools.amem4rec.record import memory_text
+from tools.amem4rec.vectors import embed_memory_texts
 
 
 @dataclass(frozen=True)
@@ -40,10 +40,12 @@ class SimilarityVerdict:
     """One line for the blackboard."""
 
 
-def validate_similarity(pool: MemoryPool, behavior: str, pattern: str, ctx: Context) -> SimilarityVerdict:
+def validate_similarity(
+    pool: MemoryPool, behavior: str, pattern: str, ctx: Amem4RecContext
+) -> SimilarityVerdict:
     """Run the similarity validator for a new pattern against the pool (see the module docstring)."""
     vector = embed_memory_texts([memory_text(behavior, pattern)])[0]
-    found = pool.search(vector, ctx.amem_top_l)
+    found = pool.search(vector, ctx.amem4rec_top_l)
     neighbours = [
         {
             "id": memory.id,
@@ -56,11 +58,13 @@ def validate_similarity(pool: MemoryPool, behavior: str, pattern: str, ctx: Cont
         for memory, score in found
     ]
     scores = [n["score"] for n in neighbours]
-    decision = memory_policy(scores, ctx.amem_tau_low, ctx.amem_tau_high, ctx.amem_p_high, ctx.amem_p_low)
-    note = f"{len(neighbours)} of {pool.size()} memories compared; Eq. 7 " + decision.explain(
-        ctx.amem_tau_low, ctx.amem_tau_high
+    decision = memory_policy(
+        scores, ctx.amem4rec_tau_low, ctx.amem4rec_tau_high, ctx.amem4rec_p_high, ctx.amem4rec_p_low
     )
-    if not ctx.amem_similarity:
+    note = f"{len(neighbours)} of {pool.size()} memories compared; Eq. 7 " + decision.explain(
+        ctx.amem4rec_tau_low, ctx.amem4rec_tau_high
+    )
+    if not ctx.amem4rec_similarity:
         action = "update_and_store" if neighbours else "store_only"
         offered = [n["id"] for n in neighbours]
         note += (
@@ -68,8 +72,10 @@ def validate_similarity(pool: MemoryPool, behavior: str, pattern: str, ctx: Cont
         )
     else:
         action = decision.action
-        offered = [n["id"] for n in neighbours if n["score"] >= ctx.amem_tau_low] if decision.update else []
-    if not ctx.amem_evolution:
+        offered = (
+            [n["id"] for n in neighbours if n["score"] >= ctx.amem4rec_tau_low] if decision.update else []
+        )
+    if not ctx.amem4rec_evolution:
         action, offered = "store_only", []
         note += "; evolution off: store only"
     return SimilarityVerdict(vector, neighbours, decision, action, offered, note)

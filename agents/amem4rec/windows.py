@@ -55,7 +55,7 @@ def training_items(env: Environment, user_id: str) -> list[str]:
 def window_items(env: Environment, user_id: str, start: int, w: int) -> list[str]:
     """The window's items; `InvalidRecInput` naming the problem when it does not fit the history."""
     if w < 1:
-        raise InvalidRecInput(f"amem_window must be at least 1, got {w}")
+        raise InvalidRecInput(f"amem4rec_window must be at least 1, got {w}")
     items = training_items(env, user_id)
     if len(items) < w:
         raise InvalidRecInput(

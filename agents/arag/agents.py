@@ -37,8 +37,8 @@ from agents.validation import (
 )
 from prompts import arag as prompts
 from prompts.common import candidates_block, item_block, item_line, quote
-from state.arag_schemas import NLI_MAX, NLI_MIN, ContextSummary, NliJudgment, NliJudgments, UserSummary
-from state.context import Context
+from state.arag.context import AragContext
+from state.arag.schemas import NLI_MAX, NLI_MIN, ContextSummary, NliJudgment, NliJudgments, UserSummary
 from world.environment import Environment
 
 JUSTIFICATION_CHARS = 80
@@ -54,10 +54,12 @@ def _judgment_constraints(items: Sequence[str], prefix: str = "") -> dict[str, d
     }
 
 
-def user_understanding_task(env: Environment, ctx: Context, history: Sequence[str]) -> AgentTask[UserSummary]:
+def user_understanding_task(
+    env: Environment, ctx: AragContext, history: Sequence[str]
+) -> AgentTask[UserSummary]:
     """UUA: summarise long-term tastes and the session's intent."""
-    long_term, session = split_context(history, ctx.session_items)
-    shown = long_term[-ctx.long_term_items :] if ctx.long_term_items > 0 else long_term
+    long_term, session = split_context(history, ctx.arag_session_items)
+    shown = long_term[-ctx.arag_long_term_items :] if ctx.arag_long_term_items > 0 else long_term
     messages = prompts.USER_UNDERSTANDING.format_messages(
         long_term_count=len(shown),
         long_term_total=len(long_term),
@@ -91,9 +93,9 @@ def user_understanding_task(env: Environment, ctx: Context, history: Sequence[st
 
 
 def _nli_messages(
-    env: Environment, ctx: Context, history: Sequence[str], items: Sequence[str], batched: bool
+    env: Environment, ctx: AragContext, history: Sequence[str], items: Sequence[str], batched: bool
 ) -> list[Any]:
-    long_term, session = split_context(history, ctx.session_items)
+    long_term, session = split_context(history, ctx.arag_session_items)
     sketch = format_weights(category_weights(env.dataset, long_term)) if long_term else "unknown"
     template = prompts.NLI_BATCHED if batched else prompts.NLI_PER_ITEM
     return template.format_messages(
@@ -114,10 +116,10 @@ def _checked_score(value: float, repairs: list[str]) -> float | None:
 
 
 def nli_task(
-    env: Environment, ctx: Context, history: Sequence[str], items: Sequence[str]
+    env: Environment, ctx: AragContext, history: Sequence[str], items: Sequence[str]
 ) -> AgentTask[NliJudgments]:
     """NLI agent, batched: one answer judges every item of the recall set."""
-    heuristic = heuristic_nli(env, history, items, ctx.session_items)
+    heuristic = heuristic_nli(env, history, items, ctx.arag_session_items)
 
     def judged(item: str) -> NliJudgment:
         score, reason = heuristic[item]
@@ -165,10 +167,10 @@ def nli_task(
 
 
 def nli_item_task(
-    env: Environment, ctx: Context, history: Sequence[str], item: str
+    env: Environment, ctx: AragContext, history: Sequence[str], item: str
 ) -> AgentTask[NliJudgment]:
     """NLI agent, per item: one answer judges one item of the recall set."""
-    score, reason = heuristic_nli(env, history, [item], ctx.session_items)[item]
+    score, reason = heuristic_nli(env, history, [item], ctx.arag_session_items)[item]
     heuristic = NliJudgment(item_id=item, score=score, justification=f"[heuristic] {reason}")
 
     def validate(answer: NliJudgment) -> tuple[NliJudgment, list[str]]:
@@ -204,19 +206,19 @@ def accepted_items(
 
 def context_summary_task(
     env: Environment,
-    ctx: Context,
+    ctx: AragContext,
     items: Sequence[str],
     user_summary: str,
     nli: tuple[dict[str, float], dict[str, str]] | None,
 ) -> tuple[AgentTask[ContextSummary], dict[str, float]]:
     """CSA: summarise the accepted items (S_user as prior, NLI scores as weights); also I⁺."""
     scores, reasons = nli if nli is not None else (None, {})
-    weights = accepted_items(items, scores, ctx.nli_threshold)
+    weights = accepted_items(items, scores, ctx.arag_nli_threshold)
     if scores is None:
         selection = "all recalled items, unweighted: no NLI judgments"
         lines = [item_line(env.dataset, i) for i in weights]
     else:
-        selection = f"items with support ≥ {ctx.nli_threshold:g}"
+        selection = f"items with support ≥ {ctx.arag_nli_threshold:g}"
         lines = [
             f"{item_line(env.dataset, i)} | support {w:.1f}: {quote(reasons.get(i, ''))}"
             for i, w in weights.items()

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from agents.arag.signals import category_weights, format_weights, titled, year_span
-from state.arag_schemas import UserSummary
+from state.arag.schemas import UserSummary
 from world.data import Dataset
 
 LISTED_TITLES = 5

@@ -21,8 +21,8 @@ from agents.validation import (
 )
 from prompts import arag as prompts
 from prompts.common import candidates_block, quote
-from state.arag_schemas import ExplainedRanking, ItemRationale
-from state.context import Context
+from state.arag.context import AragContext
+from state.arag.schemas import ExplainedRanking, ItemRationale
 from tools.similarity import rank_by_scores
 from world.environment import Environment
 
@@ -83,7 +83,7 @@ def keep_rationales(
 
 def item_ranker_task(
     env: Environment,
-    ctx: Context,
+    ctx: AragContext,
     history: Sequence[str],
     items: Sequence[str],
     user_summary: str,
@@ -91,9 +91,9 @@ def item_ranker_task(
     nli: dict[str, float] | None,
 ) -> RankerTask:
     """IRA: rank every recall item from the blackboard's S_user and S_ctx."""
-    scores, basis = fused_scores(env, history, items, ctx.session_items, nli)
+    scores, basis = fused_scores(env, history, items, ctx.arag_session_items, nli)
     order = rank_by_scores(items, scores)
-    session = session_similarity(env, history, items, ctx.session_items)
+    session = session_similarity(env, history, items, ctx.arag_session_items)
     messages = prompts.ITEM_RANKER.format_messages(
         user_summary=quote(user_summary),
         context_summary=context_for_prompt(context_summary, nli),
@@ -104,7 +104,7 @@ def item_ranker_task(
         parts = []
         if nli is not None:
             score = nli.get(item, NEUTRAL_SCORE)
-            verdict = "accepted" if score >= ctx.nli_threshold else "below θ"
+            verdict = "accepted" if score >= ctx.arag_nli_threshold else "below θ"
             parts.append(f"NLI {score:.1f}/10 ({verdict})")
         if session is not None:
             parts.append(f"session similarity {session[position]:.2f}")

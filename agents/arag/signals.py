@@ -1,6 +1,6 @@
 """ARAG's deterministic signals: what the agents fall back on without (or after) an LLM.
 
-The user context is u = (C_lt, C_st): the last `Context.session_items` history items are
+The user context is u = (C_lt, C_st): the last `Context.arag_session_items` history items are
 the session C_st, everything before them the long-term context C_lt. Vectors are the
 MiniLM embeddings of the items' text T(i) (`Environment.item_vectors`).
 
@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from state.arag_schemas import NLI_MAX, NLI_MIN
+from state.arag.schemas import NLI_MAX, NLI_MIN
 from tools.similarity import profile_vector
 from world.data import Dataset
 from world.environment import Environment

@@ -13,8 +13,8 @@ import numpy as np
 
 from agents.memrec.features import FeatureIndex, NeighbourFeatures, neighbour_features
 from agents.memrec.rules import FEATURES, RuleSet, load_rule_set, score_neighbours
-from state.context import Context
-from state.memrec_state import CuratedRecord
+from state.memrec.context import MemRecContext
+from state.memrec.state import CuratedRecord
 from world.environment import Environment
 
 AUTO_RULES = {"book": "books", "goodreads": "goodreads", "movie": "movietv", "ml-": "movietv", "yelp": "yelp"}
@@ -22,7 +22,7 @@ AUTO_RULES = {"book": "books", "goodreads": "goodreads", "movie": "movietv", "ml
 (goodreads is checked before books); anything else uses `generic`."""
 
 
-def rule_set_name(ctx: Context, env: Environment) -> str:
+def rule_set_name(ctx: MemRecContext, env: Environment) -> str:
     """The rule-set name or path a run uses (resolving "auto" from the dataset name)."""
     if ctx.memrec_rules != "auto":
         return ctx.memrec_rules
@@ -33,7 +33,7 @@ def rule_set_name(ctx: Context, env: Environment) -> str:
     return "generic"
 
 
-def resolve_rule_set(ctx: Context, env: Environment, override: str | None = None) -> RuleSet:
+def resolve_rule_set(ctx: MemRecContext, env: Environment, override: str | None = None) -> RuleSet:
     """The validated rule set (cached per process); `override` wins over the context."""
     name = override or rule_set_name(ctx, env)
     return env.resource(f"memrec_rules:{name}", lambda: load_rule_set(name))

@@ -1,7 +1,7 @@
 """The part of MemRec's feature index that depends on the dataset only (not on a memory-graph file):
 recency-weighted edge weights, category distributions, item vectors and node ids. Built once per
 process and dataset and shared by every `FeatureIndex` (a method and each ablation has its own
-memory file), so a bench run can build it before the warm-up starts (graphs/lifecycle/memrec_preload.py).
+memory file), so a bench run can build it before the warm-up starts (graphs/memrec/preload.py).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
-from tools.memory_adjacency import shared_adjacency
-from tools.memory_graph import item_node, user_node
+from tools.memrec.adjacency import shared_adjacency
+from tools.memrec.graph import item_node, user_node
 from world.environment import Environment
 from world.item_vectors import ItemVectors
 

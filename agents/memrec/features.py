@@ -33,7 +33,7 @@ import numpy as np
 from agents.memrec.dataset_features import dataset_features
 from agents.memrec.user_vectors import user_vectors
 from agents.memrec.vector_store import load_vectors, rows_digest, save_vectors
-from tools.memory_graph import MemoryGraph, user_node
+from tools.memrec.graph import MemoryGraph, user_node
 from world.embeddings import EMBEDDING_DIM, embed_texts
 from world.environment import Environment
 from world.item_vectors import ItemVectors

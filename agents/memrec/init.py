@@ -1,7 +1,7 @@
 """MemRec's optional LM_Mem initialisation pass: one call per user writes the user's first memory
 from their training history (never validation or test), replacing the deterministic profile.
 
-Fallback: the deterministic profile itself (`tools.memory_graph.user_memory`). Applied through the
+Fallback: the deterministic profile itself (`tools.memrec.graph.user_memory`). Applied through the
 durable writer as `replace` against version 0, so a user whose memory was already changed (by
 Stage W or an earlier pass) is merged, never overwritten, and a rerun applies nothing twice.
 """
@@ -15,9 +15,9 @@ from agents.memrec.write import MEMORY_CHARS
 from agents.validation import EMPTY_ANSWER, MEMORY_CUT, constrained_schema, cut_text
 from prompts import memrec as prompts
 from prompts.common import quote, quote_list
-from state.memrec_schemas import InitialMemory
-from tools.memory_graph import user_memory, user_node
-from tools.memory_writer import NodeUpdate, PropagationJob
+from state.memrec.schemas import InitialMemory
+from tools.memrec.graph import user_memory, user_node
+from tools.memrec.writer import NodeUpdate, PropagationJob
 from world.environment import Environment
 
 HISTORY_ITEMS = 30

@@ -40,8 +40,8 @@ from agents.validation import (
 )
 from prompts import memrec as prompts
 from prompts.common import CANDIDATES_HEADER, quote
-from state.memrec_schemas import CandidateScore, CandidateScores
-from state.memrec_state import FacetRecord
+from state.memrec.schemas import CandidateScore, CandidateScores
+from state.memrec.state import FacetRecord
 from world.embeddings import embed_texts
 from world.environment import Environment
 

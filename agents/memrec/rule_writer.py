@@ -11,7 +11,7 @@ from agents.base import AgentTask, InvalidAnswer
 from agents.memrec.rules import RuleSet, RuleSetError, load_rule_set, rule_set_schema
 from agents.memrec.statistics import domain_statistics
 from agents.validation import INVALID_RULES, MISSING_DOMAIN, MISSING_NAME
-from prompts.memrec_rules import RULE_WRITER
+from prompts.memrec.rules import RULE_WRITER
 from world.environment import Environment
 
 AGENT = "memrec_rule_writer"

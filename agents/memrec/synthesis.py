@@ -40,8 +40,8 @@ from agents.validation import (
 )
 from prompts import memrec as prompts
 from prompts.common import candidates_block, quote, quote_list
-from state.memrec_schemas import Facet, FacetSet, SupportEdge
-from tools.memory_graph import user_node
+from state.memrec.schemas import Facet, FacetSet, SupportEdge
+from tools.memrec.graph import user_node
 from world.environment import Environment
 
 ITEM_NOTE_CHARS = 200

@@ -10,8 +10,8 @@ import numpy as np
 from agents.memrec.curation import Curated
 from agents.memrec.features import FeatureIndex, recency_profile
 from prompts.common import quote
-from state.memrec_schemas import Facet, FacetSet, SupportEdge
-from tools.memory_graph import user_node
+from state.memrec.schemas import Facet, FacetSet, SupportEdge
+from tools.memrec.graph import user_node
 
 
 def support_edges(curated: Curated, user_id: str) -> list[SupportEdge]:

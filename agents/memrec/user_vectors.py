@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tools.memory_graph import initial_user_memories
+from tools.memrec.graph import initial_user_memories
 from world.embeddings import EMBEDDING_DIM, embed_texts
 from world.environment import Environment
 from world.item_vectors import save_array, text_fingerprint

@@ -36,9 +36,9 @@ from agents.validation import (
 )
 from prompts import memrec as prompts
 from prompts.common import quote
-from state.memrec_schemas import MemoryWrite, NeighbourUpdate
-from tools.memory_graph import item_node, user_node
-from tools.memory_writer import NodeUpdate, PropagationJob, merge_memory
+from state.memrec.schemas import MemoryWrite, NeighbourUpdate
+from tools.memrec.graph import item_node, user_node
+from tools.memrec.writer import NodeUpdate, PropagationJob, merge_memory
 from world.environment import Environment
 
 MEMORY_CHARS = 600

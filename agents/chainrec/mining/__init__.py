@@ -2,5 +2,5 @@
 the correct-and-concise filter, step-label normalisation, MiniLM + k-means clustering with k chosen
 by silhouette, and cluster cards mapping each cluster to a tool of the Tool Agent Library.
 
-`recgraph chainrec mine-tools` (recgraph/chainrec_mine_command.py) runs the pipeline.
+`recgraph chainrec mine-tools` (recgraph/chainrec/mine.py) runs the pipeline.
 """

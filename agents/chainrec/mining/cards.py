@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.chainrec.catalog import TOOLS, ToolSpec
 from agents.chainrec.mining.clusters import Clustering
+from agents.chainrec.online.catalog import TOOLS, ToolSpec
 
 REPRESENTATIVES = 3
 """Representative steps shown per card."""

@@ -6,12 +6,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.chainrec.catalog import ACTIONS
 from agents.chainrec.mining.cards import build_cards, tool_vectors, write_cards
 from agents.chainrec.mining.clusters import cluster_labels
 from agents.chainrec.mining.filters import DROP_REASONS, select
 from agents.chainrec.mining.labels import normalise_label
 from agents.chainrec.mining.records import Trace
+from agents.chainrec.online.catalog import ACTIONS
 
 
 def mine(

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from prompts.chainrec_mining import entry
+from prompts.chainrec.mining import entry
 from prompts.common import item_line
-from tools.environment_corpus import Corpus, corpus_of
+from tools.chainrec.episode_corpus import Corpus, corpus_of
 from world.data import Interaction
 from world.environment import Environment
 from world.errors import ProtocolError

@@ -20,9 +20,9 @@ from agents.base import AgentTask, InvalidAnswer, arun_agent
 from agents.chainrec.mining.tasks import TraceTask
 from agents.ranking import repair_ranking
 from agents.validation import EMPTY_ANSWER, constrained_schema
-from prompts.chainrec_mining import trace_messages
-from state.chainrec_mining_schemas import LABEL_CHARS, STEP_CHARS, CotAnswer, CotStep
-from state.context import Context
+from prompts.chainrec.mining import trace_messages
+from state.chainrec.context import ChainRecContext
+from state.chainrec.mining_schemas import LABEL_CHARS, STEP_CHARS, CotAnswer, CotStep
 from world.results_log import ResultsLog
 
 METHOD = "cot_trace"
@@ -95,7 +95,7 @@ def open_log(path: Path, protocol: dict[str, Any]) -> ResultsLog:
 
 async def generate_traces(
     tasks: Sequence[TraceTask],
-    context: Context,
+    context: ChainRecContext,
     log: ResultsLog,
     budget: int,
     concurrency: int = 4,

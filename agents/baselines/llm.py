@@ -1,0 +1,112 @@
+"""The single-agent LLM rankers behind the LLM baselines.
+
+Each baseline shows the model a different slice of the history, and its fallback ranks
+the candidates by MiniLM cosine to the mean of exactly that slice (popularity when the
+slice is empty):
+- vanilla_llm: the most recent `Context.vanilla_llm_history_items` interactions (LLMRank);
+- recency_llm: the last `Context.recency_llm_items` interactions (ARAG's recency baseline);
+- vanilla_rag: the `Context.vanilla_rag_items` history items most similar to the candidate set,
+  shown in time order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from langchain_core.prompts import ChatPromptTemplate
+
+from agents.base import AgentTask
+from agents.ranking import ranking_json_schema, repair_ranking
+from prompts import baselines as prompts
+from prompts.common import candidates_block, item_block
+from state.baselines.context import BaselinesContext
+from state.schemas import RankedList
+from tools.similarity import profile_vector, similarity_order
+from world.environment import Environment
+
+HistorySlice = Callable[[Environment, BaselinesContext, Sequence[str], Sequence[str]], list[str]]
+
+
+def recent_history(
+    env: Environment, ctx: BaselinesContext, history: Sequence[str], candidates: Sequence[str]
+) -> list[str]:
+    """The most recent `prompt_history_items` (all when 0)."""
+    limit = ctx.vanilla_llm_history_items
+    return list(history[-limit:]) if limit > 0 else list(history)
+
+
+def latest_history(
+    env: Environment, ctx: BaselinesContext, history: Sequence[str], candidates: Sequence[str]
+) -> list[str]:
+    """The last `recency_items` interactions."""
+    return list(history[-ctx.recency_llm_items :]) if ctx.recency_llm_items > 0 else []
+
+
+def retrieved_history(
+    env: Environment, ctx: BaselinesContext, history: Sequence[str], candidates: Sequence[str]
+) -> list[str]:
+    """The `rag_items` distinct history items closest to the candidates' mean embedding."""
+    distinct = list(dict.fromkeys(history))
+    query = profile_vector(env, candidates)
+    if query is None or not distinct:
+        return []
+    scores = env.item_vectors()[[env.item_index[i] for i in distinct]] @ query
+    keep = set(np.argsort(-scores, kind="stable")[: ctx.vanilla_rag_items].tolist())
+    return [item for position, item in enumerate(distinct) if position in keep]
+
+
+@dataclass(frozen=True)
+class PromptedRanker:
+    """One LLM baseline: its prompt and the history slice it shows."""
+
+    method: str
+    """Method name; the agent node is `<method>_ranker`."""
+    prompt: ChatPromptTemplate
+    """Prompt with {history}, {candidates} (and optionally {count}) slots."""
+    history_slice: HistorySlice
+    """Which history items the prompt (and the fallback) use."""
+
+    @property
+    def agent(self) -> str:
+        """The agent / node name."""
+        return f"{self.method}_ranker"
+
+    def task(
+        self, env: Environment, ctx: BaselinesContext, history: Sequence[str], candidates: Sequence[str]
+    ) -> AgentTask[RankedList]:
+        """The agent task for one user."""
+        shown = self.history_slice(env, ctx, history, candidates)
+        fallback_order = similarity_order(env, shown, candidates)
+        messages = self.prompt.format_messages(
+            history=item_block(env.dataset, shown),
+            candidates=candidates_block(env.dataset, candidates),
+            count=len(shown),
+        )
+
+        def validate(answer: RankedList) -> tuple[RankedList, list[str]]:
+            ranking, repairs = repair_ranking(answer.ranking, candidates, fallback_order)
+            return RankedList(ranking=ranking, reason=answer.reason), repairs
+
+        def fallback() -> RankedList:
+            basis = f"{len(shown)} history items" if shown else "popularity (no history)"
+            return RankedList(ranking=fallback_order, reason=f"MiniLM similarity to {basis}")
+
+        return AgentTask(
+            agent=self.agent,
+            role="rec",
+            messages=messages,
+            schema=RankedList,
+            validate=validate,
+            fallback=fallback,
+            json_schema=ranking_json_schema(candidates),
+        )
+
+
+RANKERS: dict[str, PromptedRanker] = {
+    "vanilla_llm": PromptedRanker("vanilla_llm", prompts.VANILLA_LLM, recent_history),
+    "recency_llm": PromptedRanker("recency_llm", prompts.RECENCY_LLM, latest_history),
+    "vanilla_rag": PromptedRanker("vanilla_rag", prompts.VANILLA_RAG, retrieved_history),
+}
+"""LLM baseline name -> its ranker."""

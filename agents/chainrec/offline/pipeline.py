@@ -1,0 +1,118 @@
+"""The offline pipeline in one call: trajectories (resumed when present) → SFT → DPO → checkpoint,
+keyed by everything that fixes it, so a repeated call reuses what exists.
+
+Layout under a root folder (default: the dataset's cache, policy.checkpoint_root):
+    trajectories-<key>/trajectories.jsonl    the training tasks' scored chains
+    <scenario>-<key>/                        the checkpoint (policy.py describes it)
+    latest.json                              scenario -> newest checkpoint folder
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agents.chainrec.offline.planner_eval import compare_planners
+from agents.chainrec.offline.policy_store import write_checkpoint
+from agents.chainrec.offline.policy_train import TrainConfig, train_policy
+from agents.chainrec.offline.training_tasks import TrajectoryConfig
+from agents.chainrec.offline.trajectories import TrajectoryRun, existing_run, generate, read_rows
+from agents.chainrec.online.policy import FORMAT_VERSION, checkpoint_root, mark_latest
+from world.environment import get_environment
+
+Progress = Callable[[str, int, int], None]
+
+
+def digest(payload: dict[str, Any]) -> str:
+    """A short stable digest of a JSON-ready dict."""
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:10]
+
+
+def trajectory_folder(root: Path, config: TrajectoryConfig) -> Path:
+    """Where `config`'s trajectories live under `root`."""
+    return root / f"trajectories-{digest({'v': FORMAT_VERSION, **config.as_dict()})}"
+
+
+def checkpoint_folder(root: Path, config: TrajectoryConfig, train: TrainConfig, sft_only: bool) -> Path:
+    """Where the checkpoint trained on `config`'s trajectories with `train` lives under `root`."""
+    key = digest(
+        {
+            "v": FORMAT_VERSION,
+            "trajectories": config.as_dict(),
+            "train": train.as_dict(),
+            "sft_only": sft_only,
+        }
+    )
+    return root / f"{config.scenario}-{key}"
+
+
+def make_trajectories(
+    config: TrajectoryConfig, ctx: Any, root: Path | None = None, on_progress: Progress | None = None
+) -> TrajectoryRun:
+    """Generate (or complete) `config`'s trajectories under `root`."""
+    env = get_environment(config.dataset)
+    folder = trajectory_folder(root or checkpoint_root(config.dataset), config)
+    hook = (lambda done, total: on_progress("trajectories", done, total)) if on_progress else None
+    return generate(env, ctx, config, folder, hook)
+
+
+@dataclass
+class Trained:
+    """What `ensure_checkpoint` did."""
+
+    folder: Path
+    """The checkpoint."""
+    reused: bool
+    """True when it existed already (nothing trained)."""
+    trajectories: TrajectoryRun
+    """The trajectory file it was trained on."""
+    evaluation: dict[str, Any]
+    """evaluation.json: the held-out planner comparison."""
+    data: dict[str, Any]
+    """Counts: tasks, decisions, pairs."""
+
+
+def train_checkpoint(
+    run: TrajectoryRun,
+    config: TrajectoryConfig,
+    train: TrainConfig,
+    folder: Path,
+    sft_only: bool = False,
+    on_progress: Progress | None = None,
+) -> Trained:
+    """Train on `run`'s rows, compare planners on the held-out tasks, write the checkpoint."""
+    rows = read_rows(run.path)
+    result = train_policy(rows, config.max_steps, config.lam, train, sft_only, on_progress)
+    weights = {"sft": result.sft, **({"learned": result.dpo} if result.dpo is not None else {})}
+    evaluation = compare_planners(
+        rows, result.split["train"], result.split["heldout"], weights, config.max_steps, config.lam
+    )
+    evaluation["curves_last"] = {stage: points[-1] for stage, points in result.curves.items() if points}
+    write_checkpoint(folder, config.as_dict(), train.as_dict(), result, evaluation, str(run.path))
+    mark_latest(folder.parent, config.scenario, folder)
+    return Trained(folder, False, run, evaluation, result.data)
+
+
+def ensure_checkpoint(
+    config: TrajectoryConfig,
+    train: TrainConfig,
+    ctx: Any,
+    root: Path | None = None,
+    sft_only: bool = False,
+    on_progress: Progress | None = None,
+) -> Trained:
+    """The checkpoint for (config, train): reused when complete, else trajectories then training."""
+    base = root or checkpoint_root(config.dataset)
+    folder = checkpoint_folder(base, config, train, sft_only)
+    if (folder / "config.json").is_file():  # trained on a complete file: read it, build no world
+        run = existing_run(trajectory_folder(base, config), config)
+        mark_latest(base, config.scenario, folder)
+        saved = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        evaluation = json.loads((folder / "evaluation.json").read_text(encoding="utf-8"))
+        return Trained(folder, True, run, evaluation, saved.get("data", {}))
+    run = make_trajectories(config, ctx, base, on_progress)
+    return train_checkpoint(run, config, train, folder, sft_only, on_progress)

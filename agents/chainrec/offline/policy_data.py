@@ -1,0 +1,138 @@
+"""From trajectory rows to what the policy learns from: states, expert decisions (the best chain per
+task, Eq. 10) and preference pairs (Eq. 11), all as plain numpy arrays.
+
+Best chain of a task: the highest reward; ties go to fewer steps, then to the lower chain code (a
+fixed order, so the expert is deterministic). A DPO pair (chosen, rejected) is two chains of the same
+task where the chosen one has the higher reward, or the same reward in fewer steps; the chosen one is
+always the task's best chain, the rejected ones a seeded sample of the others that it beats.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from agents.chainrec.offline.chains import chain_actions
+from agents.chainrec.online.catalog import CANDIDATE_RANK
+from agents.chainrec.online.features import embed_lines, memory_line, state_vector
+from agents.chainrec.online.mask import feasibility
+from agents.chainrec.online.policy import ACTIONS
+from state.chainrec.state import MemoryEntry
+
+
+def chain_key(code: str, reward: float) -> tuple[float, int, str]:
+    """Sort key putting the best chain first: reward desc, steps asc, code asc."""
+    return (-reward, code.count(".") + 1, code)
+
+
+def best_chain(row: dict[str, Any]) -> tuple[str, float]:
+    """(code, reward) of the task's expert chain."""
+    code, _, value = min(row["chains"], key=lambda c: chain_key(c[0], c[2]))
+    return code, value
+
+
+def prefers(a: tuple[str, float], b: tuple[str, float]) -> bool:
+    """True when chain a is preferred to chain b (Eq. 11: higher reward; ties: fewer steps)."""
+    steps_a, steps_b = a[0].count(".") + 1, b[0].count(".") + 1
+    return a[1] > b[1] or (a[1] == b[1] and steps_a < steps_b)
+
+
+def row_mask(
+    row: dict[str, Any], used: Sequence[str], max_steps: int
+) -> tuple[dict[str, bool], dict[str, str]]:
+    """The feasibility mask of a recorded state, restricted to the tools the row recorded."""
+    mask, notes = feasibility(list(used), max_steps, row["facts"]["domain"])
+    for action in mask:
+        if action != CANDIDATE_RANK and action not in row["tools"] and mask[action]:
+            mask[action] = False
+            notes[action] = "not recorded in the trajectories"
+    return mask, notes
+
+
+def memory_at(row: dict[str, Any], tools: Sequence[str]) -> list[MemoryEntry]:
+    """The memory after `tools` ran in this row's task (reused outputs; per prefix with an LLM)."""
+    outputs = row["tool_outputs"]
+    memory = []
+    for i, tool in enumerate(tools):
+        key = tool if tool in outputs else ">".join([*tools[:i], tool])
+        memory.append({**outputs[key], "step": i + 1})
+    return memory
+
+
+@dataclass
+class StateTable:
+    """Every distinct state visited by the chains used, as rows of one feature matrix."""
+
+    max_steps: int
+    """T_max."""
+    vectors: list[np.ndarray] = field(default_factory=list)
+    """State vectors."""
+    masks: list[list[bool]] = field(default_factory=list)
+    """Feasible actions per state (over `ACTIONS`)."""
+    index: dict[tuple[int, tuple[str, ...]], int] = field(default_factory=dict)
+    """(row number, tools run) -> state number."""
+
+    def state(self, number: int, row: dict[str, Any], used: tuple[str, ...]) -> int:
+        """The state number of `used` in task `number` (added on first use)."""
+        key = (number, used)
+        if key not in self.index:
+            memory = memory_at(row, used)
+            lines = [memory_line(entry) for entry in memory]
+            vectors = embed_lines(lines) if lines else {}
+            mean = np.mean([vectors[line] for line in lines], axis=0) if lines else np.zeros(384, np.float32)
+            mask, _ = row_mask(row, used, self.max_steps)
+            self.index[key] = len(self.vectors)
+            self.vectors.append(state_vector(row["facts"], used, self.max_steps, mean))
+            self.masks.append([bool(mask.get(action, False)) for action in ACTIONS])
+        return self.index[key]
+
+    def decisions(self, number: int, row: dict[str, Any], code: str) -> list[tuple[int, int]]:
+        """(state, action) per decision of a chain."""
+        actions = chain_actions(row["tools"], code)
+        return [
+            (self.state(number, row, tuple(actions[:i])), ACTIONS.index(action))
+            for i, action in enumerate(actions)
+        ]
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(features, feasibility) as float32 / bool matrices."""
+        return np.stack(self.vectors).astype(np.float32), np.asarray(self.masks, dtype=bool)
+
+
+def warm_embeddings(rows: Sequence[dict[str, Any]]) -> None:
+    """Embed every tool output line of `rows` in one batch (later look-ups are cached)."""
+    embed_lines([memory_line(entry) for row in rows for entry in row["tool_outputs"].values()])
+
+
+def preference_pairs(
+    row: dict[str, Any], per_task: int, rng: np.random.Generator, mode: str = "best"
+) -> list[tuple[str, str]]:
+    """(chosen, rejected) codes of one task. mode "best": the best chain against a seeded sample of
+    chains it beats; "any": a seeded sample of chain pairs where one is preferred (Eq. 11), so the
+    preferences of all chains, not only the hindsight best, shape the policy."""
+    if mode == "any":
+        return _any_pairs(row, per_task, rng)
+    best = best_chain(row)
+    beaten = [c[0] for c in row["chains"] if c[0] != best[0] and prefers(best, (c[0], c[2]))]
+    if not beaten:
+        return []
+    picks = rng.choice(len(beaten), size=min(per_task, len(beaten)), replace=False)
+    return [(best[0], beaten[i]) for i in sorted(picks)]
+
+
+def _any_pairs(row: dict[str, Any], per_task: int, rng: np.random.Generator) -> list[tuple[str, str]]:
+    chains = [(code, value) for code, _, value in row["chains"]]
+    found: dict[tuple[str, str], None] = {}
+    for _ in range(per_task * 20):
+        if len(found) >= per_task:
+            break
+        i, j = rng.choice(len(chains), size=2, replace=False)
+        a, b = chains[int(i)], chains[int(j)]
+        if prefers(a, b):
+            found[(a[0], b[0])] = None
+        elif prefers(b, a):
+            found[(b[0], a[0])] = None
+    return list(found)

@@ -1,0 +1,301 @@
+"""ChainRec offline stage 2: train π_θ(a | s) on CPU — SFT on the best chain per task (Eq. 10), then
+DPO against the SFT policy (Eq. 11) — with fixed seeds, so the same rows give the same weights.
+
+- SFT: cross-entropy of the expert action at every decision of each training task's best chain,
+  over the feasible actions only (the mask of agents/chainrec/online/mask.py).
+- DPO: log π(τ) = Σ_t log π(a_t | s_t) over a trajectory's decisions; for (chosen, rejected) pairs
+  of the same task, loss = −log σ(β[(log π(τ_c) − log π_ref(τ_c)) − (log π(τ_r) − log π_ref(τ_r))]),
+  π_ref the frozen SFT policy (`dpo_loss`).
+- A seeded share of the tasks is held out: curves record the loss, the expert-action accuracy on
+  held-out tasks, the held-out reward of greedy roll-outs and (DPO) the held-out chosen-minus-
+  rejected log-probability margin.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from agents.chainrec.offline.policy_data import StateTable, best_chain, preference_pairs, warm_embeddings
+from agents.chainrec.offline.rollout import greedy_chain, reward_of
+from agents.chainrec.online.features import FEATURE_DIM
+from agents.chainrec.online.policy import ACTIONS, PolicyWeights
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """How the policy is trained (stored in the checkpoint's config.json)."""
+
+    hidden: int = 64
+    """Hidden units of the MLP."""
+    sft_epochs: int = 300
+    """Full-batch SFT epochs."""
+    sft_lr: float = 1e-3
+    """Adam learning rate of SFT."""
+    dpo_epochs: int = 200
+    """Full-batch DPO epochs."""
+    dpo_lr: float = 1e-3
+    """Adam learning rate of DPO."""
+    beta: float = 0.1
+    """DPO's β."""
+    pairs_per_task: int = 32
+    """Preference pairs sampled per task for DPO."""
+    pair_mode: str = "any"
+    """"best": the task's best chain against others; "any": any preferred-vs-rejected chain pair."""
+    weight_decay: float = 1e-4
+    """Adam weight decay (both stages)."""
+    heldout_fraction: float = 0.2
+    """Share of tasks held out for the curves and the evaluation."""
+    eval_every: int = 10
+    """Epochs between held-out evaluations."""
+    seed: int = 0
+    """Seeds the split, the initial weights and the pair sample."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The config as stored."""
+        return asdict(self)
+
+
+class Policy(nn.Module):
+    """logits = W2 relu(W1 x + b1) + b2 (the numpy twin is `PolicyWeights`)."""
+
+    def __init__(self, features: int, hidden: int) -> None:
+        """An MLP from `features` inputs to one logit per action."""
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(features, hidden), nn.ReLU(), nn.Linear(hidden, len(ACTIONS)))
+
+    def log_probs(self, x: torch.Tensor, feasible: torch.Tensor) -> torch.Tensor:
+        """log π(a | s) with infeasible actions at -inf."""
+        logits = self.net(x).masked_fill(~feasible, float("-inf"))
+        return torch.log_softmax(logits, dim=-1)
+
+    def weights(self) -> PolicyWeights:
+        """The parameters as numpy arrays (for serving without torch)."""
+        first, second = self.net[0], self.net[2]
+        return PolicyWeights(
+            first.weight.detach().numpy().T.copy(),
+            first.bias.detach().numpy().copy(),
+            second.weight.detach().numpy().T.copy(),
+            second.bias.detach().numpy().copy(),
+        )
+
+
+def dpo_loss(
+    policy_chosen: torch.Tensor,
+    policy_rejected: torch.Tensor,
+    ref_chosen: torch.Tensor,
+    ref_rejected: torch.Tensor,
+    beta: float,
+) -> torch.Tensor:
+    """Mean DPO loss over pairs, from trajectory log-probabilities under the policy and the reference."""
+    margin = (policy_chosen - ref_chosen) - (policy_rejected - ref_rejected)
+    return -nn.functional.logsigmoid(beta * margin).mean()
+
+
+def trajectory_log_probs(
+    log_probs: torch.Tensor, decisions: Sequence[Sequence[tuple[int, int]]]
+) -> torch.Tensor:
+    """Σ_t log π(a_t | s_t) per trajectory, from the state-by-action log-probability matrix."""
+    states = [s for d in decisions for s, _ in d]
+    actions = [a for d in decisions for _, a in d]
+    owner = [i for i, d in enumerate(decisions) for _ in d]
+    picked = log_probs[torch.tensor(states), torch.tensor(actions)]
+    return torch.zeros(len(decisions), dtype=picked.dtype).index_add(0, torch.tensor(owner), picked)
+
+
+@dataclass
+class TrainResult:
+    """What a training produced."""
+
+    sft: PolicyWeights
+    """Weights after SFT."""
+    dpo: PolicyWeights | None
+    """Weights after DPO (None: SFT only)."""
+    curves: dict[str, list[dict[str, float]]] = field(default_factory=dict)
+    """stage -> one point per evaluation: epoch, loss, heldout_accuracy, heldout_reward (, margin)."""
+    split: dict[str, list[str]] = field(default_factory=dict)
+    """"train" / "heldout" -> task user ids."""
+    data: dict[str, int] = field(default_factory=dict)
+    """Counts: tasks, decisions, pairs."""
+
+
+def split_rows(rows: Sequence[dict[str, Any]], fraction: float, seed: int) -> tuple[list[int], list[int]]:
+    """(training, held-out) row numbers: a seeded share held out (at least one of each when possible)."""
+    order = np.random.default_rng(seed).permutation(len(rows))
+    held = min(max(1, round(len(rows) * fraction)), len(rows) - 1) if len(rows) > 1 else 0
+    return sorted(order[held:].tolist()), sorted(order[:held].tolist())
+
+
+class _Evaluator:
+    """Held-out figures of a policy: expert accuracy, greedy reward, preference margin."""
+
+    def __init__(
+        self,
+        rows: Sequence[dict[str, Any]],
+        heldout: list[int],
+        table: StateTable,
+        max_steps: int,
+        lam: float,
+    ):
+        self.rows, self.heldout, self.table, self.max_steps, self.lam = rows, heldout, table, max_steps, lam
+        self.expert = [d for n in heldout for d in table.decisions(n, rows[n], best_chain(rows[n])[0])]
+
+    def __call__(self, weights: PolicyWeights) -> dict[str, float]:
+        correct = 0
+        if self.expert:
+            states = [s for s, _ in self.expert]
+            x = np.stack([self.table.vectors[s] for s in states])
+            feasible = np.asarray([self.table.masks[s] for s in states])
+            chosen = np.where(feasible, weights.logits(x), -np.inf).argmax(axis=1)
+            correct = int((chosen == np.asarray([a for _, a in self.expert])).sum())
+        rewards = []
+        for n in self.heldout:
+            chain = greedy_chain(self.rows[n], weights, self.max_steps, self.table, n)
+            value = reward_of(self.rows[n], chain, self.lam)
+            if value is not None:
+                rewards.append(value)
+        return {
+            "heldout_accuracy": correct / len(self.expert) if self.expert else math.nan,
+            "heldout_reward": float(np.mean(rewards)) if rewards else math.nan,
+        }
+
+
+def train_policy(
+    rows: Sequence[dict[str, Any]],
+    max_steps: int,
+    lam: float,
+    config: TrainConfig,
+    sft_only: bool = False,
+    on_progress: Callable[[str, int, int], None] | None = None,
+) -> TrainResult:
+    """SFT (then DPO unless `sft_only`) on `rows`; deterministic for the same rows and config."""
+    if len(rows) < 2:
+        from world.errors import RecgraphError
+
+        raise RecgraphError(f"training needs at least 2 trajectory tasks, got {len(rows)}")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return _train(rows, max_steps, lam, config, sft_only, on_progress)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _train(rows, max_steps, lam, config, sft_only, on_progress) -> TrainResult:  # type: ignore[no-untyped-def]
+    torch.manual_seed(config.seed)
+    warm_embeddings(rows)
+    train, heldout = split_rows(rows, config.heldout_fraction, config.seed)
+    table = StateTable(max_steps)
+    expert = [d for n in train for d in table.decisions(n, rows[n], best_chain(rows[n])[0])]
+    rng = np.random.default_rng(config.seed)
+    pairs = {
+        part: [
+            (n, c, r)
+            for n in numbers
+            for c, r in preference_pairs(rows[n], config.pairs_per_task, rng, config.pair_mode)
+        ]
+        for part, numbers in (("train", train), ("heldout", heldout))
+    }
+    trajectories = {
+        part: (
+            [table.decisions(n, rows[n], c) for n, c, _ in found],
+            [table.decisions(n, rows[n], r) for n, _, r in found],
+        )
+        for part, found in pairs.items()
+    }
+    evaluate = _Evaluator(rows, heldout, table, max_steps, lam)
+    x_np, feasible_np = table.arrays()
+    x, feasible = torch.from_numpy(x_np), torch.from_numpy(feasible_np)
+    states = torch.tensor([s for s, _ in expert])
+    actions = torch.tensor([a for _, a in expert])
+    policy = Policy(FEATURE_DIM, config.hidden)
+    optimiser = torch.optim.Adam(policy.parameters(), lr=config.sft_lr, weight_decay=config.weight_decay)
+    curves: dict[str, list[dict[str, float]]] = {"sft": [], "dpo": []}
+    total = config.sft_epochs + (0 if sft_only else config.dpo_epochs)
+    for epoch in range(1, config.sft_epochs + 1):
+        optimiser.zero_grad()
+        loss = nn.functional.nll_loss(policy.log_probs(x[states], feasible[states]), actions)
+        loss.backward()
+        optimiser.step()
+        if epoch % config.eval_every == 0 or epoch == config.sft_epochs:
+            train_acc = _accuracy(policy, x[states], feasible[states], actions)
+            point = {
+                "epoch": epoch,
+                "loss": loss.item(),
+                "train_accuracy": train_acc,
+                **evaluate(policy.weights()),
+            }
+            curves["sft"].append(point)
+        if on_progress:
+            on_progress("sft", epoch, total)
+    sft = policy.weights()
+    result = TrainResult(
+        sft,
+        None,
+        curves,
+        {"train": [rows[n]["user_id"] for n in train], "heldout": [rows[n]["user_id"] for n in heldout]},
+    )
+    result.data = {
+        "tasks": len(rows),
+        "train_tasks": len(train),
+        "heldout_tasks": len(heldout),
+        "expert_decisions": len(expert),
+        "dpo_pairs": len(pairs["train"]),
+        "heldout_pairs": len(pairs["heldout"]),
+        "states": len(table.vectors),
+    }
+    if sft_only or not pairs["train"]:
+        return result
+    reference = Policy(FEATURE_DIM, config.hidden)
+    reference.load_state_dict(policy.state_dict())
+    reference.requires_grad_(False)
+    with torch.no_grad():
+        ref_logp = reference.log_probs(x, feasible)
+        ref_c, ref_r = (trajectory_log_probs(ref_logp, t) for t in trajectories["train"])
+    optimiser = torch.optim.Adam(policy.parameters(), lr=config.dpo_lr, weight_decay=config.weight_decay)
+    curves["dpo"].append(
+        {
+            "epoch": 0,
+            "loss": math.nan,
+            "heldout_margin": heldout_margin(policy, x, feasible, trajectories["heldout"]),
+            **evaluate(policy.weights()),
+        }
+    )
+    for epoch in range(1, config.dpo_epochs + 1):
+        optimiser.zero_grad()
+        logp = policy.log_probs(x, feasible)
+        chosen, rejected = (trajectory_log_probs(logp, t) for t in trajectories["train"])
+        loss = dpo_loss(chosen, rejected, ref_c, ref_r, config.beta)
+        loss.backward()
+        optimiser.step()
+        if epoch % config.eval_every == 0 or epoch == config.dpo_epochs:
+            margin = heldout_margin(policy, x, feasible, trajectories["heldout"])
+            curves["dpo"].append(
+                {"epoch": epoch, "loss": loss.item(), "heldout_margin": margin, **evaluate(policy.weights())}
+            )
+        if on_progress:
+            on_progress("dpo", config.sft_epochs + epoch, total)
+    result.dpo = policy.weights()
+    return result
+
+
+def _accuracy(policy: Policy, x: torch.Tensor, feasible: torch.Tensor, actions: torch.Tensor) -> float:
+    with torch.no_grad():
+        return float((policy.log_probs(x, feasible).argmax(dim=-1) == actions).float().mean())
+
+
+def heldout_margin(
+    policy: Policy, x: torch.Tensor, feasible: torch.Tensor, pairs: tuple[list, list]
+) -> float:
+    """Mean log π(τ_chosen) − log π(τ_rejected) over held-out pairs (nan without pairs)."""
+    if not pairs[0]:
+        return math.nan
+    with torch.no_grad():
+        logp = policy.log_probs(x, feasible)
+        return float((trajectory_log_probs(logp, pairs[0]) - trajectory_log_probs(logp, pairs[1])).mean())

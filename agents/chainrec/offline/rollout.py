@@ -1,0 +1,93 @@
+"""Planners replayed on recorded trajectory rows (no tool runs again): the greedy chain a policy or
+a planner picks on a task, and the reward that chain earned in the row. Used for the training
+curves and for the held-out comparison of planners (the paper's Table 3 shape)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from agents.chainrec.offline.chains import chain_code
+from agents.chainrec.offline.policy_data import StateTable, memory_at, row_mask
+from agents.chainrec.offline.reward import reward
+from agents.chainrec.online.catalog import CANDIDATE_RANK
+from agents.chainrec.online.planning import Planner, PlanView
+from agents.chainrec.online.policy import ACTIONS, PolicyWeights
+
+Decide = Callable[[dict[str, Any], tuple[str, ...]], str]
+"""(row, tools run so far) -> the next action."""
+
+
+def roll_out(row: dict[str, Any], decide: Decide, max_steps: int) -> list[str]:
+    """The tools a decision rule runs on this task before CandidateRank."""
+    used: tuple[str, ...] = ()
+    while True:
+        mask, _ = row_mask(row, used, max_steps)
+        feasible = [a for a in ACTIONS if mask.get(a, False)]
+        action = feasible[0] if len(feasible) == 1 else decide(row, used)
+        if action == CANDIDATE_RANK or action not in feasible:
+            return list(used)
+        used = (*used, action)
+
+
+def greedy_chain(
+    row: dict[str, Any], weights: PolicyWeights, max_steps: int, table: StateTable, number: int
+) -> list[str]:
+    """The policy's most likely action at each step (masked), until CandidateRank."""
+
+    def decide(r: dict[str, Any], used: tuple[str, ...]) -> str:
+        state = table.state(number, r, used)
+        logits = np.where(table.masks[state], weights.logits(table.vectors[state]), -np.inf)
+        return ACTIONS[int(np.argmax(logits))]
+
+    return roll_out(row, decide, max_steps)
+
+
+def row_view(row: dict[str, Any], used: Sequence[str], max_steps: int) -> PlanView:
+    """What an online planner would see on this task after `used` ran (recorded memory)."""
+    domain = row["facts"]["domain"]
+    mask, notes = row_mask(row, used, max_steps)
+    task = row["task"]
+    memory = tuple(memory_at(row, list(used)))
+    return PlanView(
+        task["user_id"], tuple(task["candidates"]), task["scenario"], memory, mask, notes, max_steps, domain
+    )
+
+
+def planner_decide(planner: Planner, max_steps: int) -> Decide:
+    """A model-free online planner as a decision rule over recorded memory."""
+
+    def decide(row: dict[str, Any], used: tuple[str, ...]) -> str:
+        return planner.decide(row_view(row, used, max_steps)).action
+
+    return decide
+
+
+def reward_of(
+    row: dict[str, Any], tools: Sequence[str], lam: float, scored: dict[str, float] | None = None
+) -> float | None:
+    """R(τ) of the chain `tools` on this task: the row's score, or (a sampled row without it) from
+    the ranking of its tool set when recorded; None when unknown. A chain with no tool is
+    CandidateRank on an empty memory, which the mask forbids: None. `scored`: the row's code ->
+    reward map, when the caller looks up many chains."""
+    if not tools:
+        return None
+    code = chain_code(row["tools"], tools)
+    if scored is not None:
+        if code in scored:
+            return scored[code]
+    else:
+        for found, _, value in row["chains"]:
+            if found == code:
+                return float(value)
+    key = chain_code(row["tools"], [t for t in row["tools"] if t in tools])
+    ranking = row["rankings"].get(key)
+    return reward(ranking["avg_hr"], len(tools), lam) if ranking else None
+
+
+def quality_of(row: dict[str, Any], tools: Sequence[str], lam: float) -> float | None:
+    """AvgHR@{1,3,5} of the chain's ranking (its reward plus λ|τ|)."""
+    value = reward_of(row, tools, lam)
+    return None if value is None else value + lam * len(tools)

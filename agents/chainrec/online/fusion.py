@@ -1,0 +1,148 @@
+"""CandidateRank's fallback: fuse the episode memory's evidence with the weights named in the context.
+
+Every memory entry e turns into a signal s_e(c) in [0, 1] over the candidates, rank-normalised
+(percentile ranks, ties shared) so tools on different scales weigh alike:
+- item tools (ItemSemantic, ItemProfile, AuthorPreference, GeoContext): their per-candidate scores;
+- user tools (Long/ShortTermPreference, PositivePreference): how well a candidate matches the entry:
+  the mean of (a) the MiniLM cosine between the candidate and the mean embedding of the items the
+  entry is about (`evidence`, e.g. the liked items) and (b) when the facets state a category
+  distribution (`Drama 31%, Comedy 22%`), the candidate's categories' summed share;
+  NegativePreference: 1 − that match.
+score(c) = Σ_e w_tool(e) · confidence(e) · s_e(c) / Σ_e w_tool(e) · confidence(e); ties keep the
+candidates' order. The weights are `Context.chainrec_weight_*`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from agents.chainrec.online.catalog import (
+    AUTHOR,
+    BY_NAME,
+    GEO,
+    ITEM_PROFILE,
+    ITEM_SEMANTIC,
+    LONG_TERM,
+    NEGATIVE,
+    POSITIVE,
+    SHORT_TERM,
+)
+from agents.chainrec.online.evidence import percentile_ranks
+from state.chainrec.context import ChainRecContext
+from state.chainrec.state import MemoryEntry
+from world.environment import Environment
+
+WEIGHT_FIELDS: dict[str, str] = {
+    LONG_TERM: "chainrec_weight_long_term",
+    SHORT_TERM: "chainrec_weight_short_term",
+    POSITIVE: "chainrec_weight_positive",
+    NEGATIVE: "chainrec_weight_negative",
+    ITEM_SEMANTIC: "chainrec_weight_item_semantic",
+    ITEM_PROFILE: "chainrec_weight_item_profile",
+    AUTHOR: "chainrec_weight_author",
+    GEO: "chainrec_weight_geo",
+}
+"""Tool -> the ChainRecContext field holding its fusion weight."""
+AVOID = frozenset({NEGATIVE})
+"""User tools whose text says what to avoid (their match counts against a candidate)."""
+
+
+@dataclass
+class Fused:
+    """The fusion's result."""
+
+    scores: dict[str, float]
+    """Per candidate, in [0, 1]."""
+    parts: dict[str, np.ndarray]
+    """Per memory entry (by tool), its signal over the candidates."""
+    weights: dict[str, float]
+    """Per memory entry (by tool), its weight in the fusion (ChainRecContext weight × confidence)."""
+    order: list[str]
+    """Candidates by score, best first (ties: input order)."""
+
+    def rationale(self, candidates: Sequence[str], item: str) -> str:
+        """The two largest weighted contributions to `item`'s score, with their signals, in words."""
+        row = list(candidates).index(item)
+        ranked = sorted(self.parts, key=lambda tool: -self.weights[tool] * self.parts[tool][row])[:2]
+        return "fusion: " + ", ".join(f"{tool} {self.parts[tool][row]:.2f}" for tool in ranked)
+
+
+def fusion_weights(ctx: ChainRecContext) -> dict[str, float]:
+    """Each tool's weight in the fusion, from the ChainRecContext."""
+    return {tool: float(getattr(ctx, field)) for tool, field in WEIGHT_FIELDS.items()}
+
+
+SHARE = re.compile(r"([^,;:()]+?) (\d{1,3})%")
+"""A category share as the tools write distributions: `Drama 31%`."""
+
+
+def category_distribution(entry: MemoryEntry) -> dict[str, float]:
+    """The category shares an entry's facets state (`Drama 31%, Comedy 22%`), lower-cased names."""
+    found: dict[str, float] = {}
+    for facet in entry["facets"]:
+        for name, percent in SHARE.findall(facet["value"]):
+            found.setdefault(name.strip().lower(), int(percent) / 100)
+    return found
+
+
+def user_match(
+    env: Environment, entry: MemoryEntry, records: Sequence[Mapping[str, Any]]
+) -> np.ndarray | None:
+    """How well each candidate matches a user-side entry, in [0, 1]; None when the entry offers
+    nothing to match (no evidence items and no category distribution)."""
+    parts = []
+    evidence = [i for i in entry.get("evidence", []) if i in env.item_index]
+    if evidence:
+        vectors = env.item_vectors()
+        centre = vectors[[env.item_index[i] for i in evidence]].mean(axis=0)
+        norm = float(np.linalg.norm(centre))
+        if norm > 0:
+            candidates = vectors[[env.item_index[r["item_id"]] for r in records]]
+            parts.append(np.clip(candidates @ (centre / norm), 0.0, 1.0))
+    shares = category_distribution(entry)
+    if shares:
+        parts.append(
+            np.array([min(1.0, sum(shares.get(c.lower(), 0.0) for c in r["categories"])) for r in records])
+        )
+    return np.mean(parts, axis=0) if parts else None
+
+
+def fuse(
+    env: Environment,
+    ctx: ChainRecContext,
+    records: Sequence[Mapping[str, Any]],
+    memory: Sequence[MemoryEntry],
+) -> Fused:
+    """Fuse the memory's evidence over the candidates (`get_item` records, in input order)."""
+    candidates = [r["item_id"] for r in records]
+    weights = fusion_weights(ctx)
+    parts: dict[str, np.ndarray] = {}
+    used: dict[str, float] = {}
+    total, norm = np.zeros(len(candidates)), 0.0
+    for entry in memory:
+        weight = weights.get(entry["tool"], 0.0) * float(entry["confidence"])
+        if weight <= 0:
+            continue
+        if BY_NAME[entry["tool"]].side == "user":
+            match = user_match(env, entry, records)
+            if match is None:
+                continue
+            signal = percentile_ranks(match)
+            signal = 1.0 - signal if entry["tool"] in AVOID else signal
+        else:
+            given = {e["item_id"]: float(e["score"]) for e in entry["items"]}
+            fill = float(np.mean(list(given.values()))) if given else 0.5
+            signal = percentile_ranks([given.get(c, fill) for c in candidates])
+        parts[entry["tool"]] = signal
+        used[entry["tool"]] = weight
+        total += weight * signal
+        norm += weight
+    scores = total / norm if norm > 0 else total
+    order = [candidates[i] for i in np.argsort(-scores, kind="stable")]
+    rounded = {c: round(float(s), 6) for c, s in zip(candidates, scores, strict=True)}
+    return Fused(rounded, parts, used, order)

@@ -1,0 +1,109 @@
+"""The learned planner in the online interface (`Context.chainrec_planner` = "learned" or "auto").
+
+It scores the feasible actions with the checkpoint's policy (policy.py) over the state features of
+features.py and picks the most likely one. Without a checkpoint for the dataset (e.g. a fresh Studio
+server: nothing trains at serving time) it plans with the rule planner and says so in every
+decision's reason; `name` then reads "rule", so the trace and the details name the planner that
+actually decided.
+
+Blocking work — finding and reading the checkpoint, embedding new memory lines with MiniLM — happens
+once per process / per line; `needs_blocking` tells the graph when the next decision would do any
+of it, so the planner node runs it in a worker thread under `ainvoke`.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from agents.chainrec.online.features import memory_embedding, missing_lines, state_vector, task_facts
+from agents.chainrec.online.planners import RulePlanner
+from agents.chainrec.online.planning import PlanView, choose
+from agents.chainrec.online.policy import (
+    ACTIONS,
+    Checkpoint,
+    find_checkpoint,
+    is_loaded,
+    is_resolved,
+    load_checkpoint,
+    masked_log_probs,
+)
+from state.chainrec.context import ChainRecContext
+from state.chainrec.schemas import PlannerChoice
+from tools.chainrec.episode_tools import EpisodeScope
+from world.environment import get_environment
+
+_facts: OrderedDict[tuple[str, str, str, tuple[str, ...]], dict[str, Any]] = OrderedDict()
+FACTS_CACHE = 4096
+
+
+def episode_facts(dataset: str, view: PlanView) -> dict[str, Any]:
+    """The episode's task facts (computed once per episode; pure CPU on a loaded environment)."""
+    key = (dataset, view.user_id, view.scenario, view.candidates)
+    if key not in _facts:
+        scope = EpisodeScope(get_environment(dataset), view.user_id, view.scenario)
+        _facts[key] = task_facts(scope, view.candidates)
+        while len(_facts) > FACTS_CACHE:
+            _facts.popitem(last=False)
+    return _facts[key]
+
+
+def needs_blocking(ctx: ChainRecContext, scenario: str, memory: Sequence[Mapping[str, Any]]) -> bool:
+    """True when the learned planner's next decision would read the disk or run MiniLM."""
+    if ctx.chainrec_planner not in ("learned", "auto"):
+        return False
+    if not is_resolved(ctx.dataset, scenario, ctx.chainrec_checkpoint):
+        return True
+    folder = find_checkpoint(ctx.dataset, scenario, ctx.chainrec_checkpoint)
+    if folder is None:
+        return False
+    return not is_loaded(folder, ctx.chainrec_policy_stage) or bool(missing_lines(memory))
+
+
+class LearnedPlanner:
+    """π_θ(a | s) from a checkpoint; the rule planner when there is none (said in the reason)."""
+
+    def __init__(self, ctx: ChainRecContext) -> None:
+        """`ctx`: dataset, checkpoint, stage and step budget."""
+        self.ctx = ctx
+        self.name = "learned"
+        self.backup = RulePlanner()
+
+    def bind(self, scenario: str) -> None:
+        """Name the planner that will decide in `scenario` ("learned-<stage>" or "rule"), also for
+        decisions the mask forces without asking it."""
+        checkpoint = self.checkpoint(scenario)
+        self.name = "rule" if checkpoint is None else f"learned-{checkpoint.stage}"
+
+    def checkpoint(self, scenario: str) -> Checkpoint | None:
+        """The checkpoint this decision uses (None: none for the dataset and scenario)."""
+        folder = find_checkpoint(self.ctx.dataset, scenario, self.ctx.chainrec_checkpoint)
+        return None if folder is None else load_checkpoint(folder, self.ctx.chainrec_policy_stage)
+
+    def probabilities(self, checkpoint: Checkpoint, view: PlanView) -> dict[str, float]:
+        """π(a | s) over the feasible actions."""
+        facts = episode_facts(self.ctx.dataset, view)
+        vector = state_vector(facts, view.used, view.max_steps, memory_embedding(view.memory))
+        log_probs = masked_log_probs(
+            checkpoint.weights.logits(vector), [view.mask.get(a, False) for a in ACTIONS]
+        )
+        return {
+            a: float(np.exp(lp)) for a, lp in zip(ACTIONS, log_probs, strict=True) if view.mask.get(a, False)
+        }
+
+    def decide(self, view: PlanView) -> PlannerChoice:
+        """The policy's most likely feasible action, or the rule planner's choice without a checkpoint."""
+        checkpoint = self.checkpoint(view.scenario)
+        if checkpoint is None:
+            self.name = "rule"
+            choice = self.backup.decide(view)
+            where = self.ctx.chainrec_checkpoint or f"{self.ctx.dataset} ({view.scenario})"
+            note = f"no learned planner checkpoint for {where}: rule planner; {choice.reason}"
+            return choice.model_copy(update={"reason": note})
+        self.name = f"learned-{checkpoint.stage}"
+        scores = self.probabilities(checkpoint, view)
+        choice = choose(scores, view, f"learned[{checkpoint.label}]: most likely action {{action}}")
+        return choice.model_copy(update={"reason": choice.reason + f" (p={scores[choice.action]:.2f})"})

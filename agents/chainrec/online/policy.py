@@ -1,0 +1,171 @@
+"""The learned planner π_θ(a | s) at inference: a two-layer MLP over the state features of
+features.py, scored with numpy (no torch at serving time), and where its checkpoints live.
+
+A checkpoint is a folder (written by policy_train.py):
+    config.json   what it was trained on and how (trajectory config, training config, feature names)
+    sft.npz       weights after SFT (Eq. 10)
+    dpo.npz       weights after DPO (Eq. 11), absent for an SFT-only training
+    curves.json / curves.png / evaluation.json
+Bench and CLI checkpoints live under `<dataset cache>/chainrec_planner/<scenario>-<key>/`;
+`latest.json` beside them names the newest one per scenario, which is what `chainrec` (planner
+"auto") and `chainrec_learned` look up when `Context.chainrec_checkpoint` is empty.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.chainrec.online.catalog import CANDIDATE_RANK, EVIDENCE_TOOLS
+from world.paths import dataset_cache
+
+ACTIONS: tuple[str, ...] = (*EVIDENCE_TOOLS, CANDIDATE_RANK)
+"""The policy's output units, in order."""
+FORMAT_VERSION = 1
+"""Bumped when the checkpoint layout or the feature vector changes (older ones are not loaded)."""
+ROOT = "chainrec_planner"
+LATEST = "latest.json"
+
+
+@dataclass(frozen=True)
+class PolicyWeights:
+    """The MLP's parameters: logits = relu(x W1 + b1) W2 + b2."""
+
+    w1: np.ndarray
+    """(features, hidden)."""
+    b1: np.ndarray
+    """(hidden,)."""
+    w2: np.ndarray
+    """(hidden, actions)."""
+    b2: np.ndarray
+    """(actions,)."""
+
+    def logits(self, x: np.ndarray) -> np.ndarray:
+        """Unmasked action logits of one state vector or a batch of them."""
+        hidden = np.maximum(x @ self.w1 + self.b1, 0.0)
+        return hidden @ self.w2 + self.b2
+
+    def save(self, path: Path) -> None:
+        """Write the weights as an .npz file."""
+        np.savez(path, w1=self.w1, b1=self.b1, w2=self.w2, b2=self.b2)
+
+    @classmethod
+    def load(cls, path: Path) -> PolicyWeights:
+        """Read weights written by `save`."""
+        with np.load(path) as data:
+            return cls(data["w1"], data["b1"], data["w2"], data["b2"])
+
+
+def masked_log_probs(logits: np.ndarray, feasible: list[bool]) -> np.ndarray:
+    """log π(a | s) over `ACTIONS` with infeasible actions at -inf."""
+    masked = np.where(np.asarray(feasible), logits.astype(np.float64), -np.inf)
+    top = masked.max()
+    return masked - (top + np.log(np.exp(masked - top).sum()))
+
+
+def checkpoint_root(dataset_spec: str) -> Path:
+    """Where a dataset's planner checkpoints live (its cache folder)."""
+    from world.environment import get_environment
+
+    return dataset_cache(get_environment(dataset_spec).dataset) / ROOT
+
+
+def read_latest(root: Path) -> dict[str, str]:
+    """scenario -> newest checkpoint folder name under `root` (empty when none)."""
+    path = root / LATEST
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+_found: dict[tuple[str, str, str], Path | None] = {}
+
+
+def mark_latest(root: Path, scenario: str, folder: Path) -> None:
+    """Record `folder` as the newest checkpoint of `scenario` (atomic replace)."""
+    latest = {**read_latest(root), scenario: folder.name}
+    temporary = root / (LATEST + ".tmp")
+    temporary.write_text(json.dumps(latest, indent=1, sort_keys=True), encoding="utf-8")
+    os.replace(temporary, root / LATEST)
+    _found.clear()
+
+
+def is_resolved(dataset_spec: str, scenario: str, explicit: str = "") -> bool:
+    """True when `find_checkpoint` with these arguments answers from memory (no disk access)."""
+    return (dataset_spec, scenario, explicit) in _found
+
+
+def find_checkpoint(dataset_spec: str, scenario: str, explicit: str = "") -> Path | None:
+    """The checkpoint to plan with: `explicit` when given, else the newest for the dataset and
+    scenario, else the newest classic one; None when there is none. Looked up once per process
+    (reads the disk: call it off the event loop first; `mark_latest` forgets the answers)."""
+    key = (dataset_spec, scenario, explicit)
+    if key not in _found:
+        _found[key] = _find(dataset_spec, scenario, explicit)
+    return _found[key]
+
+
+def _find(dataset_spec: str, scenario: str, explicit: str) -> Path | None:
+    if explicit:
+        return Path(explicit) if (Path(explicit) / "config.json").is_file() else None
+    root = checkpoint_root(dataset_spec)
+    latest = read_latest(root)
+    for name in (latest.get(scenario), latest.get("classic")):
+        if name and (root / name / "config.json").is_file():
+            return root / name
+    return None
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A loaded checkpoint: its folder, config and the weights of one stage."""
+
+    folder: Path
+    """Where it was read from."""
+    config: dict[str, Any]
+    """config.json."""
+    stage: str
+    """"sft" or "dpo"."""
+    weights: PolicyWeights
+    """The stage's weights."""
+
+    @property
+    def label(self) -> str:
+        """How traces name it: stage and folder."""
+        return f"{self.stage} {self.folder.name}"
+
+
+_loaded: dict[tuple[str, str, float], Checkpoint] = {}
+_lock = threading.Lock()
+
+
+def is_loaded(folder: Path, stage: str) -> bool:
+    """True when `load_checkpoint(folder, stage)` is a dictionary look-up (no disk read)."""
+    try:
+        key = (str(folder), stage, (folder / "config.json").stat().st_mtime)
+    except OSError:
+        return False
+    return key in _loaded
+
+
+def load_checkpoint(folder: Path, stage: str) -> Checkpoint:
+    """Read (once per process) the `stage` weights of the checkpoint at `folder`; an SFT-only
+    checkpoint serves "dpo" with its SFT weights and says so in `stage`."""
+    key = (str(folder), stage, (folder / "config.json").stat().st_mtime)
+    with _lock:
+        if key not in _loaded:
+            config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+            if config.get("format_version") != FORMAT_VERSION:
+                from world.errors import RecgraphError
+
+                raise RecgraphError(
+                    f"{folder}: planner checkpoint format {config.get('format_version')}, this version "
+                    f"reads {FORMAT_VERSION}; retrain with `recgraph chainrec train`"
+                )
+            used = stage if (folder / f"{stage}.npz").is_file() else "sft"
+            _loaded[key] = Checkpoint(folder, config, used, PolicyWeights.load(folder / f"{used}.npz"))
+        return _loaded[key]

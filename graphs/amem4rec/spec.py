@@ -1,0 +1,50 @@
+"""AMEM4Rec's registry entries: the full method, its three ablations, and the training graph."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphs.hooks import CallPlan
+from graphs.method_spec import MethodSpec, ServiceGraph
+from state.amem4rec.context import Amem4RecContext
+
+
+def amem4rec_calls(context: Amem4RecContext, candidates: int) -> CallPlan:
+    """One ranking request; the training windows before it are not counted."""
+    return CallPlan(1, note="plus the memory pool's training calls, if not trained yet")
+
+
+def _amem4rec(summary: str, **overrides: Any) -> MethodSpec:
+    return MethodSpec(
+        "graphs.amem4rec.graph:graph",
+        "llm",
+        summary,
+        Amem4RecContext,
+        overrides,
+        prepare="graphs.amem4rec.hooks:train_for_bench",
+        perf_prepare="graphs.amem4rec.hooks:train_for_perf",
+        perf_extras="graphs.amem4rec.hooks:ranking_perf",
+        cli="recgraph.amem4rec.command:register",
+        llm_calls=amem4rec_calls,
+        item_vectors=True,
+    )
+
+
+METHODS: dict[str, MethodSpec] = {
+    "amem4rec": _amem4rec("AMEM4Rec: cross-user pattern memory pool; retrieve K memories, rank in one call"),
+    "amem4rec_no_evolution": _amem4rec("AMEM4Rec without evolution (store only)", amem4rec_evolution=False),
+    "amem4rec_no_semantic": _amem4rec("AMEM4Rec without the semantic validator", amem4rec_semantic=False),
+    "amem4rec_no_similarity": _amem4rec(
+        "AMEM4Rec without the similarity validator", amem4rec_similarity=False
+    ),
+}
+"""AMEM4Rec and its ablations (one ranking graph; each ablation trains its own pool)."""
+
+SERVICE_GRAPHS: dict[str, ServiceGraph] = {
+    "amem4rec_train": ServiceGraph(
+        "graphs.amem4rec.train_graph:graph",
+        "AMEM4Rec training: one window through extraction, Eq. 7, linking, evolution and commit",
+        {"user_id": "1", "start": 0},
+    ),
+}
+"""One training window as its own graph (Studio, and the bench training rounds)."""

@@ -1,0 +1,82 @@
+"""ChainRec's learned planner in the harness: the `prepare` hook of `chainrec_learned` and
+`chainrec_sft` finds the planner checkpoint for the dataset and the run's protocol (scenario,
+candidates, seed, backend) and the training knobs — or, when there is none, generates the
+trajectories on training tasks (users' validation interactions, never a test target) and trains
+SFT then DPO, reporting progress — and points the method's context at it. Both methods share one
+checkpoint (it holds the SFT and the DPO weights); a later run reuses it. Checkpoints live in the
+dataset's cache (agents/chainrec/offline/pipeline.py), so every run of the same protocol finds them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from agents.chainrec.offline.pipeline import checkpoint_folder, checkpoint_root, ensure_checkpoint
+from agents.chainrec.offline.policy_train import TrainConfig
+from agents.chainrec.offline.training_tasks import TrajectoryConfig
+from graphs.hooks import Prepared, PrepareRequest
+from state.chainrec.context import ChainRecContext
+from state.context import backend_for
+
+
+def trajectory_config(context: ChainRecContext, protocol: dict[str, Any], scenario: str) -> TrajectoryConfig:
+    """The trajectories a run's planner trains on: the run's dataset, scenario, candidates, seed and
+    backend, and the method's budget, λ, task count and chain cap."""
+    return TrajectoryConfig(
+        dataset=context.dataset,
+        scenario=scenario,
+        tasks=context.chainrec_train_tasks,
+        candidates=int(protocol.get("candidates", 20)),
+        seed=int(protocol.get("seed", 0)),
+        chain_cap=context.chainrec_chain_cap,
+        max_steps=context.chainrec_max_steps,
+        lam=context.chainrec_reward_lambda,
+        llm=backend_for(context, "rec"),
+    )
+
+
+def train_config(context: ChainRecContext, seed: int) -> TrainConfig:
+    """The training config of a run (β from the context)."""
+    return TrainConfig(beta=context.chainrec_dpo_beta, seed=seed)
+
+
+def train_for_bench(request: PrepareRequest) -> Prepared:
+    """`prepare` hook: the checkpoint (reused, or trajectories + SFT + DPO now), progress as
+    "<method> · trajectories|sft|dpo"; metrics.json gets `planner_training` (checkpoint, reuse,
+    counts and the held-out planner comparison)."""
+    context = request.context
+    config = trajectory_config(context, dict(request.protocol), request.scenario)
+    train = train_config(context, config.seed)
+    if config.llm != "heuristic" and not checkpoint_exists(config, train):
+        # Enumerated chains cost thousands of tool calls per task: the automatic path never spends
+        # them on an LLM. A checkpoint trained on LLM tool answers is made on purpose with
+        # `recgraph chainrec train --llm ...`, and then found and used here.
+        context = replace(context, llm="heuristic", rec_model="", mem_model="", planner_model="")
+        config = replace(config, llm="heuristic")
+    progress = request.on_progress
+    hook = (
+        (lambda phase, done, total: progress(f"{request.method} · {phase}", done, total))
+        if progress
+        else None
+    )
+    trained = ensure_checkpoint(config, train, context, on_progress=hook)
+    summary = {
+        "checkpoint": str(trained.folder),
+        "stage": context.chainrec_policy_stage,
+        "reused": trained.reused,
+        "trajectory_backend": config.llm,
+        "trajectory_tasks": trained.trajectories.tasks,
+        "trajectory_chains": trained.trajectories.chains,
+        **{k: v for k, v in trained.data.items() if k in ("dpo_pairs", "expert_decisions", "heldout_tasks")},
+        "heldout": trained.evaluation.get("planners", {}),
+        "best_fixed_chain": trained.evaluation.get("best_fixed_chain"),
+    }
+    ranking_context = replace(request.context, chainrec_checkpoint=str(trained.folder))
+    return Prepared(ranking_context, {"planner_training": summary})
+
+
+def checkpoint_exists(config: TrajectoryConfig, train: TrainConfig) -> bool:
+    """True when a complete checkpoint of exactly (config, train) is in the dataset's cache."""
+    folder = checkpoint_folder(checkpoint_root(config.dataset), config, train, sft_only=False)
+    return (folder / "config.json").is_file()

@@ -1,0 +1,72 @@
+"""ChainRec's registry entries: the planner variants on one graph (rule, fixed, LLM, learned)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from graphs.hooks import CallPlan
+from graphs.method_spec import MethodSpec, ServiceGraph
+from state.chainrec.context import ChainRecContext
+
+ALL_TOOLS = 8
+"""The Tool Agent Library's size: `chainrec_fixed` may call every tool (agents/chainrec/online/catalog.py)."""
+
+LEARNED = "graphs.chainrec.learned:train_for_bench"
+"""Finds or trains (trajectories, SFT, DPO) the learned planner's checkpoint before ranking."""
+
+
+def chainrec_calls(context: ChainRecContext, candidates: int) -> CallPlan:
+    """At most one tool agent per step of the budget, CandidateRank, and with the LLM planner one
+    planning request per decision."""
+    steps = context.chainrec_max_steps
+    planner = steps + 1 if context.chainrec_planner == "llm" else 0
+    return CallPlan(steps + 1 + planner, at_most=True)
+
+
+def _chainrec(summary: str, **overrides: Any) -> MethodSpec:
+    return MethodSpec(
+        "graphs.chainrec.graph:graph",
+        "llm",
+        summary,
+        ChainRecContext,
+        overrides,
+        record_extras="graphs.chainrec.reward:reward_extras",
+        llm_calls=chainrec_calls,
+        cli="recgraph.chainrec.command:register",
+        item_vectors=True,
+    )
+
+
+METHODS: dict[str, MethodSpec] = {
+    "chainrec": _chainrec(
+        "ChainRec: a planner routes tool agents on a conditional edge, then CandidateRank (learned "
+        "planner when the dataset has a checkpoint, else rule)",
+        chainrec_planner="auto",
+    ),
+    "chainrec_fixed": _chainrec(
+        "ChainRec fixed workflow: every feasible tool in catalog order, then CandidateRank",
+        chainrec_planner="fixed",
+        chainrec_max_steps=ALL_TOOLS,
+    ),
+    "chainrec_llm_planner": _chainrec("ChainRec with the zero-shot LLM planner", chainrec_planner="llm"),
+    "chainrec_learned": replace(
+        _chainrec(
+            "ChainRec with the learned planner (SFT then DPO; trained when missing)",
+            chainrec_planner="learned",
+        ),
+        prepare=LEARNED,
+    ),
+    "chainrec_sft": replace(
+        _chainrec(
+            "ChainRec with the learned planner after SFT only",
+            chainrec_planner="learned",
+            chainrec_policy_stage="sft",
+        ),
+        prepare=LEARNED,
+    ),
+}
+"""ChainRec's planners as methods (one graph; the planner is a context knob)."""
+
+SERVICE_GRAPHS: dict[str, ServiceGraph] = {}
+"""None: ChainRec's offline stages run from `recgraph chainrec ...`, not as served graphs."""

@@ -1,0 +1,84 @@
+"""The types of the lifecycle hooks a method declares in its `graphs/<method>/spec.py`.
+
+The harness (`bench`) builds these requests; hooks never see a held-out target, only users,
+their requests and the run's folder. Nothing here imports the harness.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from state.context import Context
+
+ProgressCallback = Callable[[str, int, int], None]
+"""Called as (label, done so far, total) while a hook works; the label names the phase."""
+
+
+@dataclass(frozen=True)
+class PrepareRequest:
+    """What a `prepare` hook gets: the run it prepares a method for."""
+
+    method: str
+    """The registered method name (a method and its ablations prepare separately)."""
+    users: Sequence[str]
+    """The users under test, in the run's order."""
+    scenario: str
+    """The run's scenario (decides which interactions a method may see)."""
+    protocol: Mapping[str, Any]
+    """The run's protocol (dataset, candidates, seed, scenario, users, llm): key for reuse."""
+    work_dir: Path
+    """The run's output folder; a hook keeps its own files below it, so a rerun resumes."""
+    concurrency: int
+    """How many LLM calls the hook may have in flight."""
+    context: Context
+    """The run's context with the method's overrides applied."""
+    ranked: frozenset[str] = frozenset()
+    """Users whose ranking is already in the results log (a resumed run)."""
+    on_progress: ProgressCallback | None = None
+    """Progress reporting; None when nobody watches."""
+
+
+@dataclass
+class Prepared:
+    """What a `prepare` hook returns."""
+
+    context: Context
+    """The context the method's users are ranked with (e.g. pointed at its trained memory)."""
+    metrics: dict[str, Any] = field(default_factory=dict)
+    """Merged into the method's metrics.json entry (e.g. `stage_w` or `training` totals)."""
+
+
+@dataclass(frozen=True)
+class PerfRequest:
+    """What a `perf_extras` hook gets: the timed pass it adds figures to."""
+
+    requests: Sequence[dict[str, Any]]
+    """The `RecInput`s of the timed pass (user, candidates, scenario)."""
+    scenario: str
+    """The run's scenario."""
+    context: Context
+    """The perf context (simulator backend) with the method's overrides applied."""
+    concurrency: int
+    """Invocations in flight."""
+    outputs: Sequence[dict[str, Any]]
+    """The timed pass's graph outputs, in request order."""
+
+
+@dataclass(frozen=True)
+class CallPlan:
+    """LLM requests one user costs a method, without retries (a method's `llm_calls` hook returns it).
+
+    `recgraph bench` multiplies it by the users still to run and prints the total before a paid
+    backend starts. A plan counts one request per agent answer; retries (at most
+    `Context.llm_retries` more per answer) come on top and are printed as the upper bound. Loops whose
+    length the model decides are counted at their budget ("at most")."""
+
+    per_user: int
+    """Requests per user (the budget when `at_most`)."""
+    at_most: bool = False
+    """True when the graph may stop earlier (a planner's loop, tools that need no model)."""
+    note: str = ""
+    """What else costs calls and is not counted (e.g. training before ranking)."""

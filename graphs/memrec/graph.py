@@ -1,0 +1,227 @@
+"""MemRec (collaborative memory-augmented agentic recommender) as a LangGraph state machine.
+
+    START -> validate_input -> curate -> synthesise -> rerank -> END
+
+- curate (no LLM): candidate-aware features over the 1- and 2-hop neighbourhood, scored with the
+  domain rule set, top `memrec_k` with user/item floors (agents/memrec/curation.py);
+- synthesise (LM_Mem, role "mem"): N_f preference facets + support edges within tau tokens
+  (agents/memrec/synthesis.py);
+- rerank (LLM_Rec, role "rec", or the Vector configuration): per-candidate score and rationale
+  (agents/memrec/rerank.py).
+
+Ablations share the topology and differ by the MemRecContext overrides and hooks `graphs.registry`
+declares: `memrec_no_read` reads no neighbours in Stage R (w/o Collab. Read); `memrec_no_llm_rules`
+curates with the hand-set `generic` rules (w/o LLM Curation); `memrec_no_write` (w/o Collab. Write)
+runs no Stage W warm-up (graphs/memrec/write.py is Stage W; graphs/memrec/warmup.py wires
+it into the benchmark).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import END, START, StateGraph
+
+from agents.base import AgentResult
+from agents.memrec.curation import Curated, curate, empty_curation, resolve_rule_set, rule_set_name
+from agents.memrec.features import CURATION_NEEDS, feature_index
+from agents.memrec.rerank import embedder_loaded, rank_scores, rerank_task, vector_answer, vector_scores
+from agents.memrec.rules import FEATURES
+from agents.memrec.synthesis import SYNTHESIS_NEEDS, synthesis_task
+from graphs.common import VALIDATE_NODE, validate_input
+from graphs.nodes import AgentCall, agent_node, step_node
+from graphs.run_context import compile_method, current_context
+from state.blackboard import post
+from state.context import backend_for
+from state.contract import RecInput, RecOutput
+from state.degraded import with_degraded
+from state.memrec.context import MemRecContext
+from state.memrec.schemas import CandidateScores
+from state.memrec.state import CuratedRecord, MemRecState
+from tools.catalog_index import retrieve_candidates
+from tools.memrec.graph import item_node, user_node
+from world.environment import Environment, get_environment
+from world.errors import RecgraphError
+from world.shape import degraded_features
+
+RANKERS = ("llm", "vector")
+"""Values of `Context.memrec_ranker`."""
+
+
+def curated_from_state(env: Environment, records: list[CuratedRecord]) -> Curated:
+    """Rebuild the `Curated` arrays from the records `curate` wrote to the state."""
+    if not records:
+        return empty_curation()
+    is_item = np.array([r["kind"] == "item" for r in records])
+    index = np.array(
+        [env.item_index[r["id"][2:]] if r["kind"] == "item" else env.user_index[r["id"][2:]] for r in records]
+    )
+    features = np.array([[r["features"][f] for f in FEATURES] for r in records], dtype=np.float64)
+    scores = np.array([r["score"] for r in records], dtype=np.float64)
+    return Curated([r["id"] for r in records], is_item, index, scores, features, len(records))
+
+
+def curate_neighbours(state: MemRecState, config: RunnableConfig) -> dict[str, Any]:
+    """Candidate-aware curation of the user's neighbourhood (no LLM)."""
+    ctx = current_context()
+    env = get_environment(ctx.dataset)
+    index = feature_index(env, ctx.memrec_memory)
+    update: dict[str, Any] = {}
+    candidates = state.get("candidates")
+    if state.get("retrieve_mode") or not candidates:
+        candidates = retrieve_candidates(env, state.get("history", []), ctx.top_k)
+        update["candidates"] = candidates
+    name = rule_set_name(ctx, env)
+    read = ctx.memrec_use_read
+    if read:
+        rule_set = resolve_rule_set(ctx, env, name)
+        found = curate(
+            index,
+            rule_set,
+            state["user_id"],
+            candidates,
+            ctx.memrec_k,
+            ctx.memrec_min_users,
+            ctx.memrec_min_items,
+            state.get("history"),
+        )
+    else:
+        found = empty_curation()
+    n_items = int(found.is_item.sum())
+    note = (
+        f"kept {len(found.node_ids)} of {found.pool} neighbours ({n_items} items, "
+        f"{len(found.node_ids) - n_items} users) with rules {name!r}"
+        if read
+        else "collaborative read disabled: no neighbours"
+    )
+    memory = index.graph.memory(user_node(state["user_id"]))[0]
+    update = {
+        **update,
+        "rule_set": name,
+        "curated": found.as_records(),
+        "user_memory": memory,
+        "trace": [post("curate", note)],
+    }
+    return with_degraded(update, "curate", degraded_features(env, CURATION_NEEDS) if read else [])
+
+
+def prepare_synthesis(state: MemRecState, ctx: MemRecContext, env: Environment) -> AgentCall:
+    """Stage R: LM_Mem synthesises preference facets from the curated neighbourhood."""
+    index = feature_index(env, ctx.memrec_memory)
+    found = curated_from_state(env, state.get("curated", []))
+    candidates = state["candidates"]
+    nodes = [n for n, item in zip(found.node_ids, found.is_item, strict=True) if item]
+    memories = {node: text for node, (text, _) in index.graph.memories(nodes).items()}
+    task, shown = synthesis_task(
+        env,
+        index,
+        found,
+        state["user_id"],
+        state.get("user_memory", ""),
+        candidates,
+        memories,
+        ctx.memrec_facets,
+        ctx.memrec_token_budget,
+        state.get("history"),
+    )
+    off = degraded_features(env, SYNTHESIS_NEEDS)
+    return AgentCall(task, lambda result: with_degraded(synthesis_update(result, shown), "synthesise", off))
+
+
+def synthesis_update(result: AgentResult, shown: Any) -> dict[str, Any]:
+    """The synthesise node's state update: facets, support edges, context size, blackboard post."""
+    answer, usage = result.output, result.usage
+    facets = [f.model_dump() for f in answer.facets]
+    edges = [e.model_dump(by_alias=True) for e in answer.support_edges]
+    top = "; ".join(f["facet"] for f in facets[:3]) or "none"
+    note = (
+        f"[{usage.source}] {len(facets)} facets ({top}); context {shown.tokens} tokens, "
+        f"{len(shown.shown)} neighbours shown, {shown.shortened} shortened, {shown.dropped} dropped"
+    )
+    return {
+        "facets": facets,
+        "support_edges": edges,
+        "context_tokens": shown.tokens,
+        "trace": [post("synthesise", note)],
+        "usage": [usage.as_dict()],
+    }
+
+
+def prepare_rerank(state: MemRecState, ctx: MemRecContext, env: Environment) -> AgentCall:
+    """ReRank: LLM_Rec scores every candidate (or the Vector configuration, without an LLM)."""
+    if ctx.memrec_ranker not in RANKERS:
+        raise RecgraphError(f"memrec_ranker must be one of {', '.join(RANKERS)}, got {ctx.memrec_ranker!r}")
+    index = feature_index(env, ctx.memrec_memory)
+    found = curated_from_state(env, state.get("curated", []))
+    candidates, facets, user = state["candidates"], state.get("facets", []), state["user_id"]
+    history = state.get("history")
+    # Read here (prepare runs in a worker thread): the fallback may run on the event loop.
+    updated = index.updated_vectors()
+    ask = replace(ctx, rec_model="heuristic") if ctx.memrec_ranker == "vector" else None
+    if backend_for(ask or ctx, "rec") == "heuristic":  # the fallback answers: MiniLM loads here, off the loop
+        embedder_loaded()
+    # Tie-break and fill-in scores skip the facet part, which embeds free-text facets (~40 ms).
+    quick, _ = vector_scores(index, found, user, candidates, [], history, updated)
+    quick_scores = {c: float(s) for c, s in zip(candidates, quick, strict=True)}
+
+    def fallback() -> CandidateScores:
+        scores, parts = vector_scores(index, found, user, candidates, facets, history, updated)
+        return vector_answer(candidates, scores, parts)
+
+    memories = {
+        node: text for node, (text, _) in index.graph.memories(item_node(c) for c in candidates).items()
+    }
+    instruction = state.get("instruction") or env.dataset.instructions.get(user)
+    user_memory = state.get("user_memory", "")
+    task = rerank_task(env, candidates, instruction, user_memory, facets, memories, fallback, quick_scores)
+    return AgentCall(task, lambda result: rerank_update(state, result, quick_scores), context=ask)
+
+
+def rerank_update(state: MemRecState, result: AgentResult, vector: dict[str, float]) -> dict[str, Any]:
+    """The rerank node's state update: ranking (ties by the vector score), scores, rationales."""
+    answer, usage = result.output, result.usage
+    scores = {entry.item_id: entry.score for entry in answer.scores}
+    ranking = rank_scores(state["candidates"], scores, vector)
+    note = f"[{usage.source}] top {', '.join(ranking[:3])} (score {scores[ranking[0]]:.2f})"
+    return {
+        "ranking": ranking,
+        "scores": scores,
+        "rationales": {entry.item_id: entry.rationale for entry in answer.scores},
+        "trace": [post("rerank", note, score=scores[ranking[0]])],
+        "usage": [usage.as_dict()],
+    }
+
+
+# Each of the three reads memories from the SQLite memory graph: off the event loop under ainvoke,
+# always, so no first call needs a worker thread of its own (graphs/memrec/nodes.py).
+curate_node = step_node("curate", curate_neighbours, blocking=True, warm_first_call=False)
+synthesise = agent_node("synthesise", prepare_synthesis, blocking_prepare=True, warm_first_call=False)
+rerank = agent_node("rerank", prepare_rerank, blocking_prepare=True, warm_first_call=False)
+
+
+def build_memrec() -> StateGraph:
+    """The uncompiled MemRec graph (its ablations are MemRecContext overrides in `graphs.registry`)."""
+    builder = StateGraph(
+        MemRecState, input_schema=RecInput, output_schema=RecOutput, context_schema=MemRecContext
+    )
+    builder.add_node(VALIDATE_NODE, validate_input)
+    builder.add_node("curate", curate_node)
+    builder.add_node("synthesise", synthesise)
+    builder.add_node("rerank", rerank)
+    builder.add_edge(START, VALIDATE_NODE)
+    builder.add_edge(VALIDATE_NODE, "curate")
+    builder.add_edge("curate", "synthesise")
+    builder.add_edge("synthesise", "rerank")
+    builder.add_edge("rerank", END)
+    return builder
+
+
+builder = build_memrec()
+"""The full MemRec graph, uncompiled."""
+graph = compile_method(builder, "memrec")
+"""MemRec: curate -> synthesise -> rerank. Its ablations (`memrec_no_read`: memrec_use_read=False;
+`memrec_no_llm_rules`: memrec_rules="generic"; `memrec_no_write`: no Stage W warm-up) are this graph
+with the overrides and hooks `graphs.registry` declares."""

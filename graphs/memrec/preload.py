@@ -1,0 +1,41 @@
+"""MemRec's `preload` hook (graphs/registry.py): the heavy one-time loading every MemRec method needs,
+started by the bench harness in a background thread when a run starts, so it overlaps the harness's
+own setup (dataset, candidates, simulator) instead of the Stage W warm-up and the ranking.
+
+What its thread loads, each once per process: the MiniLM model, the memory graph's training adjacency
+and the dataset-only feature arrays (shared by every memory file: graphs/memrec/warmup.py's
+per-method graphs find them ready), and the initial user-memory embeddings when the dataset's cache
+holds them (computing them is one-time work with a progress row, left to the `prepare` hook). The
+packages and the Stage W and MemRec graph modules are imported with this module, in the main thread
+(bench/preload.py).
+"""
+
+from __future__ import annotations
+
+# Imported here, in the thread that resolves the hook (bench's main thread), not in the preload
+# thread: sentence-transformers pulls in scikit-learn, whose modules import each other, and the
+# same import running in two threads at once raised `_DeadlockError` (itemknn imports
+# sklearn.metrics.pairwise while MemRec's preload was importing sentence-transformers). The graph
+# modules (compiled on import; they pull in Chroma and ~300 other modules) are imported here too.
+import sentence_transformers  # noqa: F401
+
+import graphs.memrec.graph
+import graphs.memrec.write  # noqa: F401
+from agents.memrec.dataset_features import dataset_features
+from agents.memrec.user_vectors import cache_path, user_vectors
+from state.memrec.context import MemRecContext
+from tools.memrec.adjacency import shared_adjacency
+from tools.memrec.graph import initial_user_memories
+from world.embeddings import embed_texts
+from world.environment import get_environment
+
+
+def preload(context: MemRecContext) -> None:
+    """Load what MemRec's warm-up and ranking need (see the module docstring)."""
+    embed_texts(["warm-up"])  # first: the longest, and it needs no dataset
+
+    env = get_environment(context.dataset)
+    shared_adjacency(env)
+    dataset_features(env)
+    if cache_path(env, initial_user_memories(env)).is_file():
+        user_vectors(env)

@@ -1,0 +1,58 @@
+"""MemRec's registry entries: the full method, its three ablations, and the Stage W service graph."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphs.hooks import CallPlan
+from graphs.method_spec import Hook, MethodSpec, ServiceGraph
+from state.memrec.context import MemRecContext
+
+
+def memrec_calls(context: MemRecContext, candidates: int) -> CallPlan:
+    """With Stage W: the warm-up write (LM_Mem), facet synthesis and rerank."""
+    return CallPlan(3, note="1 of them is the Stage W warm-up write")
+
+
+def memrec_no_write_calls(context: MemRecContext, candidates: int) -> CallPlan:
+    """Without Stage W: facet synthesis and rerank."""
+    return CallPlan(2)
+
+
+def _memrec(summary: str, prepare: str, calls: Hook, **overrides: Any) -> MethodSpec:
+    return MethodSpec(
+        "graphs.memrec.graph:graph",
+        "llm",
+        summary,
+        MemRecContext,
+        overrides,
+        prepare=f"graphs.memrec.warmup:{prepare}",
+        preload="graphs.memrec.preload:preload",
+        perf_extras="graphs.memrec.perf:memrec_extras",
+        record_extras="graphs.memrec.whole_run:ranked",
+        cli="recgraph.memrec.command:register",
+        llm_calls=calls,
+        item_vectors=True,
+    )
+
+
+METHODS: dict[str, MethodSpec] = {
+    "memrec": _memrec("MemRec: curate, synthesise facets, rerank; Stage W", "with_stage_w", memrec_calls),
+    "memrec_no_read": _memrec(
+        "MemRec without collaborative read", "with_stage_w", memrec_calls, memrec_use_read=False
+    ),
+    "memrec_no_llm_rules": _memrec(
+        "MemRec with the generic curation rules", "with_stage_w", memrec_calls, memrec_rules="generic"
+    ),
+    "memrec_no_write": _memrec("MemRec without collaborative write", "read_only", memrec_no_write_calls),
+}
+"""MemRec and its ablations (one graph; the ablations are context overrides or skip Stage W)."""
+
+SERVICE_GRAPHS: dict[str, ServiceGraph] = {
+    "memrec_write": ServiceGraph(
+        "graphs.memrec.write:graph",
+        "MemRec Stage W: propagate one interaction into the memory graph",
+        {"user_id": "1", "item_id": "50"},
+    ),
+}
+"""Stage W as its own graph (Studio, and the bench warm-up's writes)."""

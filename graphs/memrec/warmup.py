@@ -1,0 +1,205 @@
+"""MemRec's Stage W in the benchmark: each user's warm-up (validation) interaction is propagated
+into the memory graph before any test case of the method is ranked, as the paper's protocol does.
+
+Reproducible whatever the concurrency: every warm-up job is proposed (one LM_Mem call each, run
+concurrently) from the same initial memories, logged durably to `<method>.warmup.jsonl`, and only
+then applied in user-id order by a synchronous writer. A killed run resumes: logged proposals are
+not asked again, and jobs already applied are skipped by id. Each memory method has its own graph
+file under `<out>/memrec_memory/`, so methods (and ablations) never see each other's writes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from agents.memrec.features import feature_index
+from agents.memrec.user_vectors import user_vectors
+from agents.usage import summarise_usage
+from graphs.concurrency import run_concurrently
+from graphs.hooks import Prepared, PrepareRequest
+from graphs.memrec.overlap import SpeculativeEmbedding, preload_embedder
+from graphs.memrec.whole_run import median_call_seconds, start_clock
+from graphs.tracing import protocol_run_config
+from state.context import backend_for
+from state.memrec.context import MemRecContext
+from tools.memrec.writer import MemoryWriter, PropagationJob
+from world.data import natural_key
+from world.environment import Environment, get_environment
+from world.results_log import ResultsLog
+
+MEMORY_DIR = "memrec_memory"
+"""Sub-folder of `--out` holding the memory graphs and warm-up logs of memory methods."""
+WARMUP_FIELDS = (
+    "llm_attempts",
+    "llm_calls",
+    "llm_answers",
+    "input_tokens",
+    "output_tokens",
+    "fallbacks",
+    "repairs",
+    "llm_seconds",
+    "errors",
+    "repair_kinds",
+)
+"""Stage W usage totals reported per method in metrics.json (`stage_w`)."""
+
+
+def memory_context(context: MemRecContext, out: Path, method: str) -> MemRecContext:
+    """The run's context pointed at the method's own memory graph file."""
+    folder = out / MEMORY_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    return replace(context, memrec_memory=str(folder / f"{method}.sqlite"))
+
+
+def warmup_interaction(env: Environment, user_id: str, scenario: str) -> dict[str, Any] | None:
+    """The write request of a user's warm-up interaction, or None when the scenario hides it."""
+    valid = env.cases[user_id].valid
+    if valid is None or valid.item_id not in env.history(user_id, scenario):
+        return None
+    return {"user_id": user_id, "item_id": valid.item_id, "timestamp": valid.timestamp}
+
+
+async def propose_warmups(
+    env: Environment,
+    users: Sequence[str],
+    scenario: str,
+    context: MemRecContext,
+    log: ResultsLog,
+    concurrency: int,
+    on_progress: Callable[[int], None] | None = None,
+    trace: Callable[[str], RunnableConfig] | None = None,
+    on_job: Callable[[str, dict[str, Any]], None] | None = None,
+) -> None:
+    """Ask Stage W for every warm-up job not yet in `log` (concurrently; nothing is applied);
+    `on_progress` gets the number of users with a logged job; `trace(user)` configures each
+    user's run (one root run per user, linked to the method by its tags and metadata); `on_job`
+    gets each (user, job) once logged."""
+    from graphs.memrec.write import graph
+
+    done = log.done("stage_w")
+    todo = [
+        (user, request)
+        for user in users
+        if user not in done
+        if (request := warmup_interaction(env, user, scenario)) is not None
+    ]
+    propose = replace(context, memrec_write_mode="propose")
+
+    async def invoke(item: tuple[str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+        user, request = item
+        config = trace(user) if trace else None
+        return user, await graph.ainvoke(request, config=config, context=propose)
+
+    count = 0
+    already = len(done)
+
+    def record(proposed: tuple[str, dict[str, Any]]) -> None:
+        nonlocal count
+        user, output = proposed
+        log.append({"method": "stage_w", "user_id": user, "job": output["job"], "usage": output["usage"]})
+        if on_job:
+            on_job(user, output["job"])
+        count += 1
+        if on_progress:
+            on_progress(already + count)
+
+    await run_concurrently(todo, invoke, record, concurrency)
+
+
+def apply_warmups(env: Environment, context: MemRecContext, log: ResultsLog, users: Sequence[str]) -> int:
+    """Apply the logged jobs of `users` in user-id order (synchronously); returns how many were new."""
+    graph = feature_index(env, context.memrec_memory).graph
+    writer = MemoryWriter(graph, synchronous=True)
+    before = writer.stats().get("done", 0)
+    records = log.done("stage_w")
+    for user in sorted((u for u in users if u in records), key=natural_key):
+        writer.submit(PropagationJob.from_json(json.dumps(records[user]["job"])))
+    return writer.stats().get("done", 0) - before
+
+
+def warmup_usage(log: ResultsLog, users: Sequence[str]) -> dict[str, Any]:
+    """Stage W totals over the users' warm-up jobs (for metrics.json)."""
+    records = log.done("stage_w")
+    rows = [row for user in users if user in records for row in records[user]["usage"]]
+    summary = summarise_usage(rows)
+    totals = {field: summary[field] for field in WARMUP_FIELDS}
+    totals["jobs"] = sum(1 for user in users if user in records)
+    return totals
+
+
+def embed_user_memories(env: Environment, request: PrepareRequest) -> None:
+    """The dataset's initial user-memory embeddings (one-time, disk-cached work), with progress
+    reported as "<method> · embedding user memories" when they are computed now."""
+    progress = request.on_progress
+    label = f"{request.method} · embedding user memories"
+    user_vectors(env, (lambda done, total: progress(label, done, total)) if progress else None)
+
+
+def read_only(request: PrepareRequest) -> Prepared:
+    """`prepare` hook of MemRec methods without Stage W: their own memory graph, never written."""
+    ctx = memory_context(request.context, request.work_dir, request.method)
+    embed_user_memories(get_environment(ctx.dataset), request)
+    return Prepared(ctx)
+
+
+def with_stage_w(request: PrepareRequest) -> Prepared:
+    """`prepare` hook of MemRec methods with Stage W: their own memory graph (next to
+    results.jsonl), and each user's warm-up job proposed and applied before ranking. Warm-up
+    progress is reported as "<method> · Stage W"; metrics.json gets the `stage_w` totals and the
+    `whole_run` figures (graphs/memrec/whole_run.py).
+
+    MiniLM loads, and the memories the logged proposals will produce are embedded, while the
+    remaining proposals are asked (graphs/memrec/overlap.py), so that after the jobs
+    are applied only memories several jobs touched are left to embed before ranking."""
+    started = time.perf_counter()
+    ctx = memory_context(request.context, request.work_dir, request.method)
+    env = get_environment(ctx.dataset)
+    users = list(request.users)
+    log = ResultsLog(request.work_dir / MEMORY_DIR / f"{request.method}.warmup.jsonl", request.protocol)
+    metrics: dict[str, Any] = {}
+    if any(user not in request.ranked for user in users):
+        preload_embedder()
+        embed_user_memories(env, request)
+        index = feature_index(env, ctx.memrec_memory)
+        warm = [u for u in users if warmup_interaction(env, u, request.scenario) is not None]
+        logged = log.done("stage_w")
+        asked = sum(user not in logged for user in warm)
+        clock = start_clock(started, ctx.memrec_memory, request.concurrency, asked, ctx)
+        # Without an LM_Mem to wait for there is nothing to overlap: no speculation.
+        speculation = SpeculativeEmbedding(index, warm if backend_for(ctx, "mem") != "heuristic" else [])
+        for user in warm:
+            if user in logged:
+                speculation.arrived(user, logged[user]["job"])
+        progress = request.on_progress
+        label = f"{request.method} · Stage W"
+        hook = (lambda count: progress(label, count, len(users))) if progress else None
+        trace = partial(
+            protocol_run_config, request.protocol, request.method, name="memrec_write", phase="stage_w"
+        )
+        ask = propose_warmups(
+            env, users, request.scenario, ctx, log, request.concurrency, hook, trace, speculation.arrived
+        )
+        try:
+            asyncio.run(ask)
+        except BaseException:
+            speculation.abandon()
+            raise
+        ahead = speculation.finish()  # before applying: predictions are made from the unapplied memories
+        apply_warmups(env, ctx, log, users)
+        # Embed what is left (memories several jobs touched) once, before ranking, and save them all
+        # for other processes (`bench --workers N`: agents/memrec/vector_store.py).
+        index.save_updated_vectors()
+        records = log.done("stage_w")
+        rows = [row for user in warm if user in records for row in records[user]["usage"]]
+        clock.warmed(time.perf_counter() - started, median_call_seconds(rows), ahead)
+        metrics["whole_run"] = clock.figures
+    return Prepared(ctx, {"stage_w": warmup_usage(log, users), **metrics})

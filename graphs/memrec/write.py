@@ -1,0 +1,200 @@
+"""MemRec Stage W (collaborative propagation) as a LangGraph state machine.
+
+    START -> validate_write -> select_neighbours -> propagate -> commit -> END
+
+- validate_write: the user and the item must exist in the context's dataset;
+- select_neighbours (no LLM): the interaction's curated neighbourhood (the item as the only
+  candidate), top `memrec_fanout_cap`, and the (text, version) of every node involved;
+- propagate (LM_Mem, role "mem"): ONE call returning new user and item memories and updates for
+  chosen neighbours (agents/memrec/write.py), with the deterministic memory edit as fallback;
+- commit: by `Context.memrec_write_mode` — `background` queues the job durably for the shared
+  background writer and returns at once (recommendation never waits for it), `sync` applies it
+  before returning (reproducible benchmarks), `propose` returns the job without applying it.
+
+Invoke with `{"user_id": ..., "item_id": ...}` (optionally `timestamp`, `job_id`); the same
+interaction always yields the same job id, so a replay is applied once.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import asdict
+from typing import Annotated, Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import END, START, StateGraph
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from typing_extensions import TypedDict
+
+from agents.base import AgentResult
+from agents.memrec.curation import curate, resolve_rule_set
+from agents.memrec.features import feature_index
+from agents.memrec.write import write_job, write_job_id, write_task
+from graphs.common import dataset_not_loaded, describe_validation_error
+from graphs.nodes import AgentCall, agent_node, step_node
+from graphs.run_context import compile_method, current_context
+from state.blackboard import BlackboardMessage, append_messages, post
+from state.contract import InvalidRecInput
+from state.memrec.context import MemRecContext
+from state.memrec.schemas import MemoryWrite
+from tools.memrec.graph import item_node, user_node
+from tools.memrec.writer import shared_writer
+from world.environment import Environment, get_environment
+from world.errors import RecgraphError
+
+WRITE_MODES = ("background", "sync", "propose")
+"""Values of `Context.memrec_write_mode`."""
+
+
+class WriteInput(BaseModel):
+    """One interaction to propagate."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    user_id: str = Field(description="The user who interacted (an id of the context's dataset).")
+    item_id: str = Field(description="The item they interacted with.")
+    timestamp: float | None = Field(default=None, description="When; part of the job id.")
+    job_id: str | None = Field(default=None, description="Explicit job id (default: from the interaction).")
+
+
+class WriteOutput(TypedDict, total=False):
+    """What `memrec_write` returns."""
+
+    job_id: str
+    """The propagation job's id."""
+    status: str
+    """"queued" (background), "applied" (sync) or "proposed" (propose)."""
+    neighbours: list[str]
+    """Neighbours whose memory the job updates."""
+    job: dict[str, Any]
+    """The job itself (node updates), as stored in the writer's queue."""
+    trace: Annotated[list[BlackboardMessage], append_messages]
+    """Every node's blackboard posts, in order."""
+    usage: Annotated[list[dict[str, Any]], operator.add]
+    """The Stage W agent's usage record."""
+
+
+class WriteState(WriteOutput, total=False):
+    """Blackboard of `memrec_write`; each field has exactly one writer."""
+
+    user_id: str
+    """Input: the user."""
+    item_id: str
+    """Input: the item."""
+    timestamp: float | None
+    """Input: when the interaction happened."""
+    offered: list[str]
+    """Written by `select_neighbours`: the curated neighbours offered to LM_Mem (<= fanout_cap)."""
+    memories: dict[str, list[Any]]
+    """Written by `select_neighbours`: [text, version] of the user, the item and the offered nodes."""
+    proposal: dict[str, Any]
+    """Written by `propagate`: the validated `MemoryWrite`."""
+
+
+def _validate_write(state: WriteState, config: RunnableConfig) -> dict[str, Any]:
+    raw = {key: state[key] for key in WriteInput.model_fields if state.get(key) is not None}
+    try:
+        request = WriteInput.model_validate(raw)
+    except ValidationError as error:
+        raise InvalidRecInput(describe_validation_error(error).replace("RecInput", "WriteInput")) from None
+    ctx = current_context()
+    if ctx.memrec_write_mode not in WRITE_MODES:
+        raise RecgraphError(
+            f"memrec_write_mode must be one of {', '.join(WRITE_MODES)}, got {ctx.memrec_write_mode!r}"
+        )
+    env = get_environment(ctx.dataset)
+    env.require_user(request.user_id)
+    env.require_items([request.item_id])
+    job_id = request.job_id or write_job_id(
+        env.dataset.name, request.user_id, request.item_id, request.timestamp
+    )
+    note = f"interaction ({request.user_id}, {request.item_id}) -> job {job_id}"
+    return {**request.model_dump(), "job_id": job_id, "trace": [post("validate_write", note)]}
+
+
+def _memories(state: WriteState) -> dict[str, tuple[str, int]]:
+    """The (text, version) pairs `select_neighbours` read, back from their JSON-friendly lists."""
+    return {node: (text, version) for node, (text, version) in state["memories"].items()}
+
+
+def _select(state: WriteState, config: RunnableConfig) -> dict[str, Any]:
+    ctx = current_context()
+    env = get_environment(ctx.dataset)
+    index = feature_index(env, ctx.memrec_memory)
+    user, item, fanout = state["user_id"], state["item_id"], max(0, ctx.memrec_fanout_cap)
+    floor_users, floor_items = min(ctx.memrec_min_users, fanout // 2), min(ctx.memrec_min_items, fanout // 2)
+    found = curate(index, resolve_rule_set(ctx, env), user, [item], fanout + 1, floor_users, floor_items)
+    offered = [node for node in found.node_ids if node != item_node(item)][:fanout]
+    memories = index.graph.memories([user_node(user), item_node(item), *offered])
+    note = f"offered {len(offered)} of {found.pool} neighbours to LM_Mem"
+    return {
+        "offered": offered,
+        "memories": {node: [text, version] for node, (text, version) in memories.items()},
+        "trace": [post("select_neighbours", note)],
+    }
+
+
+def prepare_propagation(state: WriteState, ctx: MemRecContext, env: Environment) -> AgentCall:
+    """Stage W's one LM_Mem call: new user and item memories and the chosen neighbours' updates."""
+    index = feature_index(env, ctx.memrec_memory)
+    offered = state["offered"]
+    task = write_task(
+        env, index, state["user_id"], state["item_id"], offered, _memories(state), ctx.memrec_fanout_cap
+    )
+    return AgentCall(task, proposal_update)
+
+
+def proposal_update(result: AgentResult[MemoryWrite]) -> dict[str, Any]:
+    """The propagate node's state update: the validated proposal and its usage."""
+    answer, usage = result.output, result.usage
+    note = f"[{usage.source}] {len(answer.neighbor_updates)} neighbour updates"
+    return {"proposal": answer.model_dump(), "trace": [post("propagate", note)], "usage": [usage.as_dict()]}
+
+
+def _commit(state: WriteState, config: RunnableConfig) -> dict[str, Any]:
+    ctx = current_context()
+    answer = MemoryWrite.model_validate(state["proposal"])
+    job = write_job(state["job_id"], state["user_id"], state["item_id"], answer, _memories(state))
+    status = "proposed"
+    if ctx.memrec_write_mode != "propose":
+        index = feature_index(get_environment(ctx.dataset), ctx.memrec_memory)
+        shared_writer(index.graph, synchronous=ctx.memrec_write_mode == "sync").submit(job)
+        status = "applied" if ctx.memrec_write_mode == "sync" else "queued"
+    neighbours = [u.neighbor_id for u in answer.neighbor_updates]
+    return {
+        "status": status,
+        "neighbours": neighbours,
+        "job": asdict(job),
+        "trace": [post("commit", f"job {job.job_id} {status}: user, item and {len(neighbours)} neighbours")],
+    }
+
+
+def build_memrec_write() -> StateGraph:
+    """The uncompiled Stage W graph."""
+    builder = StateGraph(
+        WriteState, input_schema=WriteInput, output_schema=WriteOutput, context_schema=MemRecContext
+    )
+    # select_neighbours and commit read or write the SQLite memory graph, and validate_write may load
+    # the dataset: off the event loop, always, so no first call needs a worker thread of its own
+    # (graphs/memrec/nodes.py); propagate's prepare reads the index select_neighbours built.
+    validate = step_node(
+        "validate_write", _validate_write, blocking=dataset_not_loaded, warm_first_call=False
+    )
+    builder.add_node("validate_write", validate)
+    builder.add_node(
+        "select_neighbours", step_node("select_neighbours", _select, blocking=True, warm_first_call=False)
+    )
+    builder.add_node("propagate", agent_node("propagate", prepare_propagation, warm_first_call=False))
+    builder.add_node("commit", step_node("commit", _commit, blocking=True, warm_first_call=False))
+    builder.add_edge(START, "validate_write")
+    builder.add_edge("validate_write", "select_neighbours")
+    builder.add_edge("select_neighbours", "propagate")
+    builder.add_edge("propagate", "commit")
+    builder.add_edge("commit", END)
+    return builder
+
+
+builder = build_memrec_write()
+"""The Stage W graph, uncompiled."""
+graph = compile_method(builder, "memrec_write")
+"""MemRec Stage W: validate -> select neighbours -> one LM_Mem call -> commit to the writer."""

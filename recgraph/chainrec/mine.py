@@ -1,0 +1,173 @@
+"""`recgraph chainrec mine-tools`: ChainRec's offline tool construction (paper Sec. 4.1, appendix B).
+
+With an LLM it first generates step-labelled CoT traces on training tasks (each user's validation
+interaction, never the test target), durably and resumably into `OUT/traces.jsonl`; with `--traces
+FILE` it reads a traces file instead (the only way on the heuristic backend, which writes no chains of
+thought). Then: keep the correct and concise traces, normalise step labels, embed them with MiniLM,
+k-means with k chosen by silhouette, and write cluster cards mapped to the Tool Agent Library as
+`OUT/clusters.json` and `OUT/clusters.md`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from recgraph.commands import console, progress_bar
+from recgraph.options import add_dataset_options
+from state.chainrec.context import ChainRecContext
+
+DEFAULT_USERS = 50
+LABEL_SHOWN = 50
+"""Characters of a representative label printed per card (clusters.md has them whole)."""
+NO_TRACES = (
+    "mine-tools needs a traces file (--traces FILE, JSONL) or an LLM to write traces (--llm sim, local "
+    "or openai:<model>): the heuristic backend writes no chains of thought"
+)
+
+
+def add_actions(actions: argparse._SubParsersAction) -> None:
+    """Add `mine-tools` to `recgraph chainrec`."""
+    parser = actions.add_parser(
+        "mine-tools", help="mine CoT traces into cluster cards mapped to the Tool Agent Library"
+    )
+    add_dataset_options(parser)
+    parser.add_argument("--traces", default="", help="a traces JSONL file to mine (no generation)")
+    parser.add_argument(
+        "--users", type=int, default=DEFAULT_USERS, help="training tasks to trace (with an LLM)"
+    )
+    parser.add_argument(
+        "--candidates", type=int, default=20, help="N per task: validation target + N-1 negatives"
+    )
+    parser.add_argument(
+        "--max-steps",
+        type=int,
+        default=ChainRecContext.chainrec_max_steps + 1,
+        help="step budget of a kept trace (T_max tools + the final ranking step)",
+    )
+    parser.add_argument("--k-min", type=int, default=2, help="smallest k tried")
+    parser.add_argument("--k-max", type=int, default=12, help="largest k tried")
+    parser.add_argument("--concurrency", type=int, default=4, help="LLM calls in flight (generation)")
+    parser.add_argument(
+        "--out",
+        default="",
+        help="output folder (default: the dataset's cache, or runs/chainrec_mining with --traces)",
+    )
+    parser.set_defaults(handler=mine_tools)
+
+
+def _generate(args: argparse.Namespace) -> tuple[Path, dict[str, Any]]:
+    """Trace the training tasks (resumable); the log's path and what happened."""
+    from agents.backends import describe_backend
+    from agents.chainrec.mining.tasks import trace_task, trainable_users
+    from agents.chainrec.mining.traces import generate_traces, open_log
+    from bench.candidates import sample_candidates
+    from recgraph.llm_session import llm_session
+    from world.environment import get_environment
+    from world.errors import RecgraphError
+    from world.paths import dataset_cache
+
+    if args.users < 1:
+        raise RecgraphError(f"--users must be at least 1, got {args.users}")
+    env = get_environment(args.dataset)
+    users = trainable_users(env)[: args.users]
+    if not users:
+        raise RecgraphError(
+            f"dataset {env.dataset.name!r} has no user with a validation interaction to trace"
+        )
+    out = Path(args.out) if args.out else dataset_cache(env.dataset) / "chainrec_mining"
+    protocol = {
+        "dataset": env.dataset.name,
+        "candidates": args.candidates,
+        "seed": args.seed,
+        "llm": args.llm,
+        "step_budget": args.max_steps,
+    }
+    log = open_log(out / "traces.jsonl", protocol)
+    tasks = []
+    for user in users:
+        case = env.cases[user]
+        candidates = sample_candidates(
+            user_id=user,
+            target=case.valid.item_id,
+            n=args.candidates,
+            catalog=env.item_ids,
+            interacted=env.interacted(user),
+            seed=args.seed,
+        )
+        tasks.append(trace_task(env, user, candidates))
+    already = len([t for t in tasks if t.user_id in log.done("cot_trace")])
+    with llm_session(args, schema=ChainRecContext) as (context, _), progress_bar() as bar:
+        context.max_output_tokens = max(context.max_output_tokens, 1500)
+        row = bar.add_task("traces", total=len(tasks), completed=already)
+        records = asyncio.run(
+            generate_traces(tasks, context, log, args.max_steps, args.concurrency, lambda _: bar.advance(row))
+        )
+    sources: Counter[str] = Counter(record["source"] for record in records)
+    repairs: Counter[str] = Counter()
+    errors: Counter[str] = Counter()
+    for record in records:
+        repairs.update(record["usage"]["repairs"])
+        errors.update(record["usage"]["errors"])
+    return out, {
+        "backend": describe_backend(args.llm),
+        "generated": len(records),
+        "skipped_done": already,
+        "sources": dict(sources),
+        "calls": sum(record["usage"]["calls"] for record in records),
+        "input_tokens": sum(record["usage"]["input_tokens"] for record in records),
+        "output_tokens": sum(record["usage"]["output_tokens"] for record in records),
+        "repairs": dict(repairs),
+        "errors": dict(errors),
+        "missing": list(tasks[0].missing),
+    }
+
+
+def mine_tools(args: argparse.Namespace) -> int:
+    """Generate (or read) traces, mine them, print the sweep and the cards."""
+    from agents.chainrec.mining.pipeline import mine_to
+    from agents.chainrec.mining.records import load_traces
+    from world.errors import RecgraphError
+
+    if args.traces:
+        traces_path = Path(args.traces)
+        out = Path(args.out) if args.out else Path("runs/chainrec_mining")
+    elif args.llm == "heuristic":
+        raise RecgraphError(NO_TRACES)
+    else:
+        out, generation = _generate(args)
+        traces_path = out / "traces.jsonl"
+        missing = ", ".join(generation["missing"]) or "nothing"
+        console.print(
+            f"backend: {generation['backend']}; traces generated {generation['generated']} "
+            f"(by source: {generation['sources'] or '-'}), already done {generation['skipped_done']}; "
+            f"calls {generation['calls']}, input tokens {generation['input_tokens']}, output tokens "
+            f"{generation['output_tokens']}, repairs {generation['repairs'] or 0}, failed attempts "
+            f"{generation['errors'] or 0}; the dataset lacks: {missing}",
+            markup=False,
+        )
+    traces = load_traces(traces_path)
+    summary, cards, (json_path, md_path) = mine_to(
+        out, traces, args.max_steps, args.k_min, args.k_max, args.seed
+    )
+    counts = summary["traces"]
+    dropped = ", ".join(f"{reason} {n}" for reason, n in counts["dropped"].items()) or "none"
+    n_dropped = sum(counts["dropped"].values())
+    console.print(
+        f"{traces_path}: {counts['total']} traces, kept {counts['kept']}, dropped {n_dropped} "
+        f"({dropped}); {summary['steps']} steps, {summary['distinct_labels']} distinct labels"
+    )
+    sweep = "  ".join(f"k={k} {score:.3f}" for k, score in summary["silhouette"].items())
+    console.print(f"silhouette: {sweep}  → k = {summary['k']}")
+    for card in cards:
+        steps = "; ".join(step["label"][:LABEL_SHOWN] for step in card["representative_steps"])
+        console.print(
+            f"cluster {card['cluster']}: {card['size']} steps → {card['tool']} ({card['tool_score']:.3f}); "
+            f"{steps}",
+            markup=False,
+        )
+    console.print(f"cards → {json_path} and {md_path}")
+    return 0

@@ -1,0 +1,107 @@
+"""ChainRec's runtime knobs (graphs/chainrec/graph.py): the common `Context` plus its own knobs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from state.context import Context
+
+PlannerName = Literal["rule", "llm", "fixed", "learned", "auto"]
+"""Values of `Context.chainrec_planner`."""
+
+
+def _weight(tool: str, default: float) -> float:
+    return field(
+        default=default,
+        metadata={
+            "description": f"ChainRec CandidateRank fallback: weight of {tool}'s evidence in the fusion "
+            "(multiplied by the tool's confidence; 0 ignores it)."
+        },
+    )
+
+
+@dataclass(kw_only=True)
+class ChainRecContext(Context):
+    """ChainRec: planner, step budget, reward, evidence budgets and CandidateRank's fusion weights."""
+
+    chainrec_planner: PlannerName = field(
+        default="rule",
+        metadata={
+            "description": "ChainRec planner: rule (state-dependent heuristic), llm (zero-shot, role "
+            "planner; falls back to rule), fixed (the configured chain, then CandidateRank), learned "
+            "(the trained policy of `recgraph chainrec train`) or auto (learned when a checkpoint exists "
+            "for the dataset, else rule; the trace says which)."
+        },
+    )
+    chainrec_max_steps: int = field(
+        default=6,
+        metadata={"description": "ChainRec: tool budget T_max; CandidateRank is forced once it is spent."},
+    )
+    chainrec_fixed_chain: str = field(
+        default="",
+        metadata={
+            "description": "ChainRec fixed planner: comma-separated tool names in order (empty: every "
+            "tool in catalog order); infeasible ones are skipped."
+        },
+    )
+    chainrec_reward_lambda: float = field(
+        default=0.01,
+        metadata={"description": "ChainRec reward R = AvgHR@{1,3,5} - lambda * tool calls: the lambda."},
+    )
+    chainrec_policy_stage: Literal["dpo", "sft"] = field(
+        default="dpo",
+        metadata={
+            "description": "ChainRec learned planner: which weights to plan with, dpo (SFT then DPO) or sft."
+        },
+    )
+    chainrec_checkpoint: str = field(
+        default="",
+        metadata={
+            "description": "ChainRec learned planner: checkpoint folder (empty: the newest for the dataset "
+            "and scenario under the dataset's cache; none: the rule planner, said in the trace)."
+        },
+    )
+    chainrec_dpo_beta: float = field(
+        default=0.1, metadata={"description": "ChainRec planner training: DPO's beta (Eq. 11)."}
+    )
+    chainrec_train_tasks: int = field(
+        default=300,
+        metadata={
+            "description": "ChainRec planner training: training tasks (users' validation interactions)."
+        },
+    )
+    chainrec_chain_cap: int = field(
+        default=2000,
+        metadata={
+            "description": "ChainRec trajectories: enumerate every feasible chain up to this many per task, "
+            "else sample this many (seeded)."
+        },
+    )
+    chainrec_long_items: int = field(
+        default=50,
+        metadata={"description": "ChainRec: most recent history items the long-horizon tools read."},
+    )
+    chainrec_short_items: int = field(
+        default=5,
+        metadata={"description": "ChainRec ShortTermPreference: the recency window, in items."},
+    )
+    chainrec_review_count: int = field(
+        default=3, metadata={"description": "ChainRec: reviews one get_reviews call returns at most."}
+    )
+    chainrec_review_chars: int = field(
+        default=600,
+        metadata={"description": "ChainRec: characters of review text one get_reviews call returns at most."},
+    )
+    chainrec_geo_scale_km: float = field(
+        default=5.0,
+        metadata={"description": "ChainRec GeoContext: distance (km) at which the geo score drops to 1/e."},
+    )
+    chainrec_weight_long_term: float = _weight("LongTermPreference", 0.5)
+    chainrec_weight_short_term: float = _weight("ShortTermPreference", 0.5)
+    chainrec_weight_positive: float = _weight("PositivePreference", 0.5)
+    chainrec_weight_negative: float = _weight("NegativePreference", 0.1)
+    chainrec_weight_item_semantic: float = _weight("ItemSemantic", 1.0)
+    chainrec_weight_item_profile: float = _weight("ItemProfile", 3.0)
+    chainrec_weight_author: float = _weight("AuthorPreference", 1.0)
+    chainrec_weight_geo: float = _weight("GeoContext", 1.0)

@@ -1,0 +1,69 @@
+"""MemRec's runtime knobs (graphs/memrec/): the common `Context` plus its own."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from state.context import Context
+
+
+@dataclass(kw_only=True)
+class MemRecContext(Context):
+    """MemRec: curation rules, neighbourhood size, facets, token budget, ranker, Stage W."""
+
+    memrec_rules: str = field(
+        default="auto",
+        metadata={
+            "description": "MemRec curation rule set: a shipped name (books, goodreads, movietv, yelp, "
+            "generic), a JSON file path, or auto (from the dataset name: ml-*/movie -> movietv, "
+            "book -> books, goodreads, yelp; otherwise generic)."
+        },
+    )
+    memrec_k: int = field(
+        default=16, metadata={"description": "MemRec: curated neighbours k (users + items)."}
+    )
+    memrec_min_users: int = field(
+        default=4, metadata={"description": "MemRec: user neighbours kept whatever their score (floor)."}
+    )
+    memrec_min_items: int = field(
+        default=4, metadata={"description": "MemRec: item neighbours kept whatever their score (floor)."}
+    )
+    memrec_facets: int = field(
+        default=7, metadata={"description": "MemRec: preference facets N_f (Stage R)."}
+    )
+    memrec_token_budget: int = field(
+        default=1800,
+        metadata={
+            "description": "MemRec: token budget tau of the Stage R context (about 4 characters a token)."
+        },
+    )
+    memrec_ranker: Literal["llm", "vector"] = field(
+        default="llm",
+        metadata={
+            "description": "MemRec Stage ReRank: llm (LLM_Rec, role rec) or vector (the paper's Vector "
+            "configuration: facet match + embedding similarity + collaborative signal, no LLM)."
+        },
+    )
+    memrec_use_read: bool = field(
+        default=True,
+        metadata={"description": "MemRec: read curated neighbours in Stage R (False: w/o Collab. Read)."},
+    )
+    memrec_fanout_cap: int = field(
+        default=8,
+        metadata={"description": "MemRec Stage W: at most this many curated neighbours updated per write."},
+    )
+    memrec_write_mode: Literal["background", "sync", "propose"] = field(
+        default="background",
+        metadata={
+            "description": "MemRec Stage W: background (queue for the background writer and return), sync "
+            "(apply before returning; reproducible) or propose (return the job, apply nothing)."
+        },
+    )
+    memrec_memory: str = field(
+        default="",
+        metadata={
+            "description": "MemRec memory graph file (SQLite); empty: the dataset's default file "
+            "under RECGRAPH_HOME."
+        },
+    )

@@ -1,0 +1,117 @@
+"""ChainRec's deterministic fallbacks on real dataset shapes: every tool (AuthorPreference and GeoContext
+included) on an AgentSociety fixture with hand-checked values, titles-only and order-only data, and
+retrieve mode."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from agents.chainrec.online.domain_tools import haversine_km
+from graphs.chainrec.graph import graph
+from graphs.registry import get_graph
+from state.chainrec.context import ChainRecContext
+from tests.chainrec.data import U1_CANDIDATES, last_values, write_agentsociety, write_titles_only
+from world.environment import get_environment
+
+
+@pytest.fixture
+def books(tmp_path: Path) -> str:
+    return str(write_agentsociety(tmp_path / "books"))
+
+
+def test_every_tool_runs_on_an_agentsociety_dataset(books: str) -> None:
+    context = ChainRecContext(dataset=books)
+    output = get_graph("chainrec_fixed").invoke(
+        {"user_id": "u1", "candidates": U1_CANDIDATES}, context=context
+    )
+    assert output["details"]["tools"] == [
+        "LongTermPreference",
+        "ShortTermPreference",
+        "PositivePreference",
+        "NegativePreference",
+        "ItemSemantic",
+        "ItemProfile",
+        "AuthorPreference",
+        "GeoContext",
+    ]
+    trajectory = {t["tool"]: t for t in output["details"]["trajectory"]}
+    assert trajectory["LongTermPreference"]["summary"] == (
+        "5 visible interactions; mostly Sci-Fi, Classic, Romance; typical: "
+        + trajectory["LongTermPreference"]["summary"].split("typical: ")[1]
+    )
+    assert trajectory["NegativePreference"]["summary"] == "Rated 2 of 5 items poorly; avoid Romance, Classic."
+    assert (
+        trajectory["PositivePreference"]["summary"]
+        == "Rated 3 of 5 items highly, mostly Sci-Fi, Classic, Cyberpunk."
+    )
+    assert trajectory["AuthorPreference"]["summary"] == (
+        "Favours Frank Herbert, William Gibson, Jane Austen; 3 candidates share an author."
+    )
+    memory = graph_memory(books, "u1")
+    author = {e["item_id"]: e["score"] for e in memory["AuthorPreference"]["items"]}
+    assert author == pytest.approx(
+        {"b3": 2.0 / 3, "b7": 0.8 / 3, "b8": 0.0, "b9": 0.0, "b10": 0.6 / 3}, abs=1e-4
+    )
+    geo = {e["item_id"]: e for e in memory["GeoContext"]["items"]}
+    home = (32.23, -110.95)
+    assert geo["b3"]["score"] == pytest.approx(math.exp(-haversine_km(home, (32.25, -110.90)) / 5), abs=1e-4)
+    assert geo["b7"]["score"] == pytest.approx(
+        0.5 * math.exp(-haversine_km(home, (32.30, -110.80)) / 5), abs=1e-4
+    )
+    assert geo["b7"]["note"].endswith("marked closed") and geo["b10"]["note"] == "no location"
+    profile = {e["item_id"]: e["score"] for e in memory["ItemProfile"]["items"]}
+    assert (
+        profile["b10"] == pytest.approx(0.6634, abs=1e-4) and profile["b9"] < profile["b10"] < profile["b3"]
+    )
+    assert memory["ItemProfile"]["stats"] == {"cold_candidates": 5.0, "max_interactions": 2.0}
+    assert memory["PositivePreference"]["facets"][-1] == {
+        "key": "praise",
+        "value": '"Epic desert politics and ecology."',
+    }
+    assert sorted(output["ranking"]) == sorted(U1_CANDIDATES)
+
+
+def graph_memory(dataset: str, user: str) -> dict[str, dict]:
+    """The full memory entries of a fixed-chain episode, by tool."""
+    context = ChainRecContext(dataset=dataset, chainrec_planner="fixed", chainrec_max_steps=8)
+    final = last_values(graph, {"user_id": user, "candidates": U1_CANDIDATES}, context)
+    return {entry["tool"]: entry for entry in final["memory"]}
+
+
+def test_titles_only_order_only_data_switches_tools_off(tmp_path: Path) -> None:
+    bare = str(write_titles_only(tmp_path / "bare"))
+    request = {"user_id": "a", "candidates": ["t4", "t5", "t6"]}
+    output = get_graph("chainrec_fixed").invoke(request, context=ChainRecContext(dataset=bare))
+    note = output["trace"][1]["content"]
+    for masked in (
+        "PositivePreference (the dataset has no ratings)",
+        "AuthorPreference (the dataset has no authors)",
+        "GeoContext (the dataset has no locations)",
+    ):
+        assert masked in note
+    assert output["details"]["tools"] == [
+        "LongTermPreference",
+        "ShortTermPreference",
+        "ItemSemantic",
+        "ItemProfile",
+    ]
+    notes = " ".join(m["content"] for m in output["trace"])
+    for switched in (
+        "no timestamps: the recency window counts items",
+        "no categories: profile from titles",
+        "no categories: tags from title words",
+        "no ratings: popularity only",
+    ):
+        assert switched in notes
+    rule = graph.invoke(request, context=ChainRecContext(dataset=bare))  # 3 visible items: the cold-user plan
+    assert rule["details"]["tools"] == ["LongTermPreference", "ItemProfile", "ItemSemantic"]
+    assert sorted(output["ranking"]) == ["t4", "t5", "t6"]
+
+
+def test_retrieve_mode_ranks_catalog_items() -> None:
+    output = graph.invoke({"user_id": "1"}, context=ChainRecContext(top_k=5))
+    assert len(output["ranking"]) == 5
+    assert not set(output["ranking"]) & set(get_environment("ml-100k").history("1"))

@@ -1,0 +1,100 @@
+"""ChainRec trajectories: training tasks are validation interactions in a world without the test
+interaction (the test target never appears), chains are enumerated or sampled under the mask and
+budget, tool answers do not depend on the order tools run in (so one answer per (task, tool) is
+reused), the fusion shortcut ranks exactly like CandidateRank's fallback, and an interrupted file
+resumes to the same rows."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agents.base import AgentResult
+from agents.chainrec.offline.chains import chain_actions, count_chains
+from agents.chainrec.offline.training_env import training_environment
+from agents.chainrec.offline.training_tasks import TrajectoryConfig, training_tasks
+from agents.chainrec.offline.trajectories import FILE_NAME, TaskRunner, generate, read_rows
+from agents.chainrec.online.candidate_rank import rank_call
+from agents.chainrec.online.catalog import BY_NAME, CANDIDATE_RANK
+from agents.chainrec.online.library import LIBRARY
+from agents.chainrec.online.tool_agent import Episode, memory_entry
+from agents.usage import AgentUsage
+from state.chainrec.context import ChainRecContext
+from tools.chainrec.episode_tools import EpisodeScope
+from world.environment import get_environment
+
+SMALL = TrajectoryConfig(dataset="ml-100k", tasks=3, candidates=8, chain_cap=40)
+
+
+def test_training_tasks_use_the_validation_item_and_never_the_test_target(tmp_path: Path) -> None:
+    env = get_environment("ml-100k")
+    run = generate(env, ChainRecContext(), SMALL, tmp_path)
+    rows = read_rows(run.path)
+    assert run.tasks == 3 and len(rows) == 3
+    train = training_environment(env)
+    for row in rows:
+        case = env.cases[row["user_id"]]
+        test_item = case.target.item_id
+        assert row["task"]["target"] == case.valid.item_id != test_item
+        assert test_item not in row["task"]["candidates"] and len(row["task"]["candidates"]) == 8
+        assert row["facts"]["history_items"] == len(case.history)  # everything before the validation item
+        assert not any(
+            e.user_id == row["user_id"] and e.item_id == test_item and e.timestamp == case.target.timestamp
+            for e in train.dataset.interactions
+        )
+        text = json.dumps(row["tool_outputs"])
+        assert f'"{test_item}"' not in text  # no tool saw or scored it
+        # 6 tools fit ml-100k: 1,956 chains > the cap of 40, so 40 distinct ones are sampled
+        assert count_chains(len(row["tools"]), 6) == 1956 and not row["enumerated"]
+        codes = [c[0] for c in row["chains"]]
+        assert len(codes) == len(set(codes)) == 40
+        for code, key, value in row["chains"]:
+            actions = chain_actions(row["tools"], code)
+            assert actions[-1] == CANDIDATE_RANK and 1 <= len(actions) - 1 <= 6
+            assert len(set(actions)) == len(actions)
+            quality = row["rankings"][key]["avg_hr"]
+            assert value == round(quality - 0.01 * (len(actions) - 1), 6)
+
+
+def test_tool_answers_do_not_depend_on_what_ran_before() -> None:
+    env = get_environment("ml-100k")
+    train = training_environment(env)
+    task = training_tasks(train, env, SMALL)[0]
+    scope = EpisodeScope(train, task.user_id, "classic")
+    runner = TaskRunner(scope, task, ChainRecContext(), list(LIBRARY)[:6])
+    before = [runner.entry([], tool) for tool in ("ShortTermPreference", "PositivePreference")]
+    memory = tuple({**e, "step": i + 1} for i, e in enumerate(before))
+    for tool in ("LongTermPreference", "ItemSemantic", "ItemProfile", "NegativePreference"):
+        fresh = LIBRARY[tool](Episode(scope, task.candidates, (), ChainRecContext()))
+        later = LIBRARY[tool](Episode(scope, task.candidates, memory, ChainRecContext()))
+        assert fresh.fallback == later.fallback and fresh.stats == later.stats
+
+
+def test_fusion_shortcut_ranks_like_candidate_rank() -> None:
+    env = get_environment("ml-100k")
+    train = training_environment(env)
+    task = training_tasks(train, env, SMALL)[1]
+    scope = EpisodeScope(train, task.user_id, "classic")
+    tools = ["LongTermPreference", "ShortTermPreference", "ItemProfile"]
+    runner = TaskRunner(scope, task, ChainRecContext(), tools)
+    key = runner.rank(tools)
+    episode = Episode(scope, task.candidates, tuple(runner.memory(tools)), ChainRecContext())
+    fallback = rank_call(episode).task.fallback()
+    assert runner.rankings[key]["ranking"] == [e.item_id for e in fallback.ranked]
+    spec = BY_NAME["ItemProfile"]
+    fetched = LIBRARY["ItemProfile"](episode)
+    direct = memory_entry(spec, AgentResult(fetched.fallback, AgentUsage(spec.node)), fetched, 0)
+    assert runner.entry([], "ItemProfile") == direct
+
+
+def test_an_interrupted_file_resumes_to_the_same_rows(tmp_path: Path) -> None:
+    env = get_environment("ml-100k")
+    whole = generate(env, ChainRecContext(), SMALL, tmp_path / "whole")
+    lines = whole.path.read_text().splitlines(keepends=True)
+    cut = tmp_path / "cut"
+    cut.mkdir()
+    (cut / FILE_NAME).write_text(lines[0] + lines[1][:50])  # one row, then half a row (a crash)
+    seen: list[tuple[int, int]] = []
+    resumed = generate(env, ChainRecContext(), SMALL, cut, lambda done, total: seen.append((done, total)))
+    assert resumed.new == 2 and resumed.tasks == 3 and seen[-1] == (3, 3)
+    assert read_rows(resumed.path) == read_rows(whole.path)

@@ -1,0 +1,131 @@
+"""MemRec's per-user and whole-run costs (issue 15): caches that must not change what is computed."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from agents.memrec.features import feature_index
+from agents.memrec.rerank import scores_json_schema
+from agents.validation import constrained_schema
+from bench.protocol import Protocol, plan_cases
+from bench.runner import prepare_method
+from graphs.memrec.whole_run import ranked, ranking_depth
+from state.memrec.context import MemRecContext
+from state.memrec.schemas import CandidateScores
+from tests.fakes import SchemaRoutedModel, install
+from tools.memrec.graph import user_memory
+from world.embeddings import embed_texts
+from world.environment import get_environment
+from world.results_log import ResultsLog
+
+
+def test_constrained_schema_is_a_fresh_copy_per_call() -> None:
+    """The model's schema is generated once, but each caller may constrain its copy freely."""
+    first = scores_json_schema(["a", "b"])
+    first["properties"]["scores"]["items"]["properties"]["item_id"]["enum"].append("zzz")
+    first["properties"]["scores"]["maxItems"] = 99
+    second = scores_json_schema(["c"])
+    assert second["properties"]["scores"]["items"]["properties"]["item_id"]["enum"] == ["c"]
+    assert second["properties"]["scores"]["maxItems"] == 1
+    plain = constrained_schema(CandidateScores)
+    assert "enum" not in plain["properties"]["scores"]["items"]["properties"]["item_id"]
+    assert plain["additionalProperties"] is False
+
+
+def _warm(tiny: Path, out: Path, concurrency: int, **fields: object) -> tuple[MemRecContext, dict[str, Any]]:
+    protocol = Protocol(dataset=str(tiny), candidates=3, users=10)
+    cases = plan_cases(get_environment(str(tiny)), protocol)
+    out.mkdir(parents=True, exist_ok=True)
+    log = ResultsLog(out / "results.jsonl", protocol.as_dict())
+    ctx = MemRecContext(dataset=str(tiny), **fields)  # type: ignore[arg-type]
+    prepared = prepare_method("memrec", cases, protocol, log, concurrency, ctx)
+    return prepared.context, prepared.metrics
+
+
+def _lm_mem(messages: list[Any]) -> str:
+    """A Stage W answer naming the user of the prompt (so answers do not depend on call order)."""
+    user = re.search(r"u:u\d", str(messages[-1].content)).group(0)  # type: ignore[union-attr]
+    return json.dumps(
+        {"user_memory": f"Memory of {user}.", "item_memory": f"Chosen by {user}.", "neighbor_updates": []}
+    )
+
+
+def test_warmup_embeds_ahead_and_its_vectors_are_reproducible(
+    tiny_dataset_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With an LM_Mem to wait for, Stage W's new memories are embedded while proposals are asked;
+    what ranking reads is the final text's embedding, bit for bit the same whatever the concurrency."""
+    install(monkeypatch, SchemaRoutedModel(answers={"MemoryWrite": _lm_mem}))
+    llm = {"llm": "openai:gpt-4o-mini", "llm_retries": 0, "llm_backoff": 0.0}
+    serial, metrics = _warm(tiny_dataset_dir, tmp_path / "a", 1, **llm)
+    parallel, _ = _warm(tiny_dataset_dir, tmp_path / "b", 3, **llm)
+    env = get_environment(str(tiny_dataset_dir))
+    first, second = feature_index(env, serial.memrec_memory), feature_index(env, parallel.memrec_memory)
+    vectors, again = first.updated_vectors(), second.updated_vectors()
+    assert set(vectors) == set(again) and vectors
+    assert all(np.array_equal(vectors[node], again[node]) for node in vectors)
+    finals = dict(first.graph.connection().execute("SELECT node_id, memory FROM nodes WHERE version > 0"))
+    assert finals["u:u1"] == "Memory of u:u1."
+    fresh = embed_texts(list(finals.values()))  # another batch: equal up to float rounding
+    assert np.allclose(np.stack([vectors[node] for node in finals]), fresh, atol=1e-5)
+    whole = metrics["whole_run"]
+    # Three user memories and at least one item memory were predicted before the jobs were applied.
+    assert whole["warmup_users"] == 3 and 4 <= whole["embedded_during_warmup"] <= len(finals)
+    assert whole["warmup_seconds"] > 0
+    _, plain = _warm(tiny_dataset_dir, tmp_path / "c", 2)
+    assert plain["whole_run"]["embedded_during_warmup"] == 0  # nothing to overlap without an LLM
+
+
+def test_whole_run_figures_follow_the_ranked_users(tiny_dataset_dir: Path, tmp_path: Path) -> None:
+    """The `record_extras` hook advances the clock the warm-up started; no LLM, no ideal."""
+    ctx, metrics = _warm(tiny_dataset_dir, tmp_path / "a", concurrency=2)
+    whole = metrics["whole_run"]
+    assert "users" not in whole
+    assert ranked({}, {}, ctx) == {} and ranked({}, {}, ctx) == {}
+    assert whole["users"] == 2 and whole["seconds"] >= whole["warmup_seconds"]
+    assert whole["users_per_s"] == pytest.approx(2 / whole["seconds"], rel=0.01)
+    assert whole["ideal_users_per_s"] is None and whole["efficiency"] is None  # heuristic: 0 LLM rounds
+    assert ranking_depth(ctx) == 0
+    assert ranking_depth(replace(ctx, llm="sim")) == 2
+    assert ranking_depth(replace(ctx, llm="sim", memrec_ranker="vector")) == 1
+
+
+def test_user_memory_embeddings_resume_by_part_and_report_progress(
+    tiny_dataset_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The one-time per-dataset embedding saves each part as it is done: a run killed halfway
+    resumes with the missing parts only; a later run reads the cache and embeds nothing."""
+    from agents.memrec import user_vectors as module
+
+    env = get_environment(str(tiny_dataset_dir))
+    monkeypatch.setattr(module, "PART_USERS", 1)
+    calls: list[list[str]] = []
+
+    def failing(texts: list[str]) -> np.ndarray:
+        calls.append(list(texts))
+        if len(calls) == 3:
+            raise RuntimeError("killed")
+        return embed_texts(texts)
+
+    monkeypatch.setattr(module, "embed_texts", failing)
+    with pytest.raises(RuntimeError, match="killed"):
+        module.initial_user_vectors(env)
+    calls.clear()
+    monkeypatch.setattr(module, "embed_texts", lambda texts: calls.append(list(texts)) or embed_texts(texts))
+    progress: list[tuple[int, int]] = []
+    vectors = module.initial_user_vectors(env, lambda done, total: progress.append((done, total)))
+    texts = [user_memory(env, u) for u in env.user_ids]
+    assert calls == [[texts[2]], [texts[3]]]  # parts 0 and 1 were saved before the failure
+    assert progress == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    assert vectors.shape == (4, 384) and np.allclose(vectors, embed_texts(texts), atol=1e-5)
+    path = module.cache_path(env, texts)
+    assert path.is_file() and not path.with_suffix("").exists()
+    calls.clear()
+    assert np.array_equal(module.initial_user_vectors(env), vectors) and calls == []
