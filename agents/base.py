@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -35,6 +35,7 @@ from agents.validation import (
     TIMEOUT,
     TRUNCATED,
     http_error_kind,
+    own_ids,
 )
 from state.context import Context, backend_for
 from world.errors import RecgraphError
@@ -73,6 +74,10 @@ class AgentTask(Generic[Out]):
     json_schema: dict[str, Any] | None = None
     """A tighter, request-specific JSON schema sent to the model (e.g. ids as an enum of
     the candidates); answers are still validated against `schema`."""
+    ranked_ids: Callable[[Out], Sequence[str]] | None = None
+    """For an agent whose answer ranks the candidates: the item ids an answer places, in its order.
+    Applied to the model's parsed answer and to the repaired one, it tells the ids the model chose
+    from those validation appended (`AgentUsage.model_ids`). None for every other agent."""
 
 
 @dataclass
@@ -161,6 +166,7 @@ def agent_loop(task: AgentTask[Out], context: Context, step: int) -> Generator[R
 
     spec = backend_for(context, task.role)
     usage = AgentUsage(agent=task.agent, model=model_label(spec), step=step)
+    usage.model_ids = [] if task.ranked_ids is not None else None  # until the model's answer is kept
     if spec == "heuristic":
         return AgentResult(task.fallback(), usage)
     endpoint = endpoint_of(spec, context.base_url)
@@ -187,7 +193,8 @@ def agent_loop(task: AgentTask[Out], context: Context, step: int) -> Generator[R
         endpoint_answered(endpoint)
         usage.record_call(started, value, prompt_text)
         try:
-            output, repairs = task.validate(parse_answer(task.schema, value))
+            answer = parse_answer(task.schema, value)
+            output, repairs = task.validate(answer)
         except InvalidAnswer as problem:
             usage.record_error(problem.kind)
             note = (
@@ -198,6 +205,8 @@ def agent_loop(task: AgentTask[Out], context: Context, step: int) -> Generator[R
             continue
         usage.record_repairs(repairs)
         usage.source = "llm"
+        if task.ranked_ids is not None:
+            usage.model_ids = own_ids(task.ranked_ids(answer), task.ranked_ids(output))
         return AgentResult(output, usage)
     usage.source = "fallback"
     return AgentResult(task.fallback(), usage)

@@ -70,6 +70,10 @@ class AgentUsage:
     """Failed attempts per kind (http_429, http_500, timeout, malformed_json, truncated, ...)."""
     source: str = "heuristic"
     """"llm" (accepted model output), "fallback" (LLM failed) or "heuristic" (no LLM)."""
+    model_ids: list[str] | None = None
+    """For an agent whose answer ranks the candidates: the ids the model itself placed (kept by
+    validation, in the model's order); [] when the fallback answered. None for every other agent.
+    Ids of the ranking that are not here were appended by repair (see `agents.ranking`)."""
 
     @property
     def fallback(self) -> bool:
@@ -134,6 +138,7 @@ class AgentUsage:
         record["intervals"] = list(self.intervals)  # of (start, end) tuples, immutable
         record["repair_kinds"] = dict(self.repair_kinds)
         record["errors"] = dict(self.errors)
+        record["model_ids"] = None if self.model_ids is None else list(self.model_ids)
         record["fallback"] = self.fallback
         return record
 

@@ -155,6 +155,13 @@ def missing_ids(
     return missing, [kind] * len(missing)
 
 
+def own_ids(proposed: Iterable[object], placed: Iterable[str]) -> list[str]:
+    """The ids of a model's raw answer (`proposed`, stripped, first occurrence each, in its order)
+    that its repaired answer (`placed`) kept: the part of a ranking the model itself decided."""
+    kept = set(placed)
+    return [item for item in dict.fromkeys(str(raw).strip() for raw in proposed) if item in kept]
+
+
 def cut_text(text: str, limit: int, *, rstrip: bool = True, collapse: bool = False) -> str:
     """`text` when it fits in `limit` characters, else its first `limit - 1` and an ellipsis.
 

@@ -1,5 +1,5 @@
 """One method's records summarised for metrics.json: metric means, LLM usage totals, per-agent
-counts, degraded features and method details."""
+counts, how much of the rankings the model decided, degraded features and method details."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from agents.ranking import CUTOFFS, ORIGINS
 from agents.usage import summarise_usage
 from bench.fallbacks import fallback_share, usage_count
 from bench.metrics import mean_metrics
@@ -51,6 +52,10 @@ def method_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         total = math.fsum(usage_count(r["usage"], field) for r in ordered)
         summary[field] = total if field == "est_cost_usd" else int(total)
     summary["fallback_share"] = fallback_share(summary)
+    origin = origin_totals(ordered)
+    if origin is not None:  # methods with an LLM ranker only (classic methods rank without one)
+        summary["model_share"] = model_share(origin)
+        summary["ranking_origin"] = origin
     summary["seconds_per_user"] = math.fsum(r["seconds"] for r in ordered) / max(1, len(ordered))
     summary["tokens_estimated"] = any(r["usage"]["tokens_estimated"] for r in ordered)
     errors: dict[str, int] = {}
@@ -71,6 +76,28 @@ def method_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     if details:
         summary["details"] = summarise_details(details)
     return summary
+
+
+def origin_totals(records: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """Ranking positions per origin (model, repair, fallback) summed over the users, for the top 1,
+    the top 5 and all positions (metrics.json `ranking_origin`), with `rankings` (users ranked by an
+    LLM ranker agent) and `asked_llm` (those whose ranker asked an LLM: not the heuristic backend).
+    None when no record has a `ranking_origin` (classic methods, records of older runs)."""
+    rows = [r["ranking_origin"] for r in records if "ranking_origin" in r]
+    if not rows:
+        return None
+    totals: dict[str, Any] = {
+        head: {origin: sum(row[head][origin] for row in rows) for origin in ORIGINS} for head in CUTOFFS
+    }
+    totals["rankings"] = len(rows)
+    totals["asked_llm"] = sum(1 for row in rows if row["source"] != "heuristic")
+    return totals
+
+
+def model_share(totals: dict[str, Any]) -> dict[str, float]:
+    """The share of the ranking positions the model decided, per head (`top1`, `top5`, `all`), over
+    the users' positions (0 with the heuristic backend: no model decided anything)."""
+    return {head: totals[head]["model"] / max(1, sum(totals[head].values())) for head in CUTOFFS}
 
 
 def summarise_details(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:

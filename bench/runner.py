@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import Runnable, RunnableConfig
 
+from agents.ranking import output_origin
 from agents.usage import summarise_usage
 from bench.crash import MethodCrashed, RunStopped, is_crash, stop_reason
 from bench.item_prefetch import prefetch_item_vectors
@@ -22,7 +23,7 @@ from graphs.concurrency import run_concurrently
 from graphs.hooks import Prepared, PrepareRequest
 from graphs.registry import get_graph, hook, method_context
 from graphs.tracing import untraced
-from state.context import Context
+from state.context import Context, own_settings
 from world.environment import get_environment
 from world.progress import phase_seconds, reporting
 from world.results_log import ResultsLog
@@ -56,8 +57,9 @@ def result_record(
     seconds: float,
     context: Context | None = None,
 ) -> dict[str, Any]:
-    """One results.jsonl line: ranking, target rank, metrics, usage, time and the method's details
-    (plus what its `record_extras` hook computes from the scored ranking, e.g. a reward)."""
+    """One results.jsonl line: ranking, target rank, metrics, usage, time, where an LLM ranker's
+    positions came from (`ranking_origin`: model, repair or fallback) and the method's details (plus
+    what its `record_extras` hook computes from the scored ranking, e.g. a reward)."""
     ranking = list(output["ranking"])
     check_ranking(method, case, ranking)
     rank = rank_of(case.target, ranking)
@@ -73,6 +75,9 @@ def result_record(
         "agents": agent_breakdown(output.get("usage") or []),
         "seconds": seconds,
     }
+    origin = output_origin(ranking, output.get("usage") or [])
+    if origin is not None:  # an LLM ranker's: how many positions its model decided (agents/ranking.py)
+        record["ranking_origin"] = origin
     details = dict(output.get("details") or {})
     extras = hook(method, "record_extras")
     if extras is not None:
@@ -258,6 +263,7 @@ def _run_methods(
             )
         results[method] = method_metrics([r for u, r in log.done(method).items() if u in wanted])
         results[method].update(prepared.metrics)
+        results[method]["settings"] = own_settings(prepared.context)
         setup = {"prepare": prepare_seconds, "to_first_user": first[0] if first else None}
         setup["one_time_work"] = phase_seconds(since=started)  # world.progress rows in this method
         results[method]["setup_seconds"] = setup

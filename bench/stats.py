@@ -7,10 +7,8 @@ Pure functions: per-user metric values in, numbers out (no files, no registry).
   with `SEED`). Users are sorted by id first, so the interval does not depend on the order
   in which users finished (`--concurrency`).
 - Paired comparison of a method with a reference on the users both were run on: the mean
-  per-user difference (method − reference), its 95% percentile bootstrap interval (users
-  resampled as pairs, i.e. the per-user differences are resampled) and the p-value of a
-  two-sided paired permutation test (`scipy.stats.permutation_test`,
-  `permutation_type="samples"`: under H0 the two values of a user are exchangeable, so each
+  per-user difference (method − reference) and the p-value of a two-sided paired permutation
+  test (`bench.sign_flips`: under H0 the two values of a user are exchangeable, so each
   per-user difference keeps or flips its sign; exact when 2^n ≤ `PERMUTATION_RESAMPLES`,
   else `PERMUTATION_RESAMPLES` seeded random sign flips).
 
@@ -23,6 +21,11 @@ Pure functions: per-user metric values in, numbers out (no files, no registry).
 - Holm's step-down correction across the methods compared with one reference, per metric.
 - Verdict: "better" (▲) / "worse" (▼) when the Holm-adjusted p < `ALPHA`, by the sign of
   the difference; otherwise "no detectable difference" (≈).
+- The difference's interval is at the level the verdict used: the shifts the same sign-flip
+  test does not reject at the significance level Holm held that comparison to (`holm_levels`:
+  α/(m − i) for the i-th smallest p while Holm rejects, the level it stopped at after), so
+  an interval excludes 0 exactly when its marker is ▲ or ▼. With one compared method it is a
+  95% interval; with m, up to 1 − α/m.
 """
 
 from __future__ import annotations
@@ -30,11 +33,13 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from scipy import stats as sps
+
+from bench.sign_flips import SignFlips
 
 CONFIDENCE = 0.95
 """Confidence level of every interval."""
@@ -74,10 +79,13 @@ def settings() -> dict[str, Any]:
         "confidence": CONFIDENCE,
         "bootstrap_resamples": BOOTSTRAP_RESAMPLES,
         "test": "two-sided paired permutation test of the mean difference (per-user sign flips, "
-        "scipy.stats.permutation_test, permutation_type='samples'; exact when 2^users <= resamples)",
+        "bench.sign_flips; exact when 2^users <= resamples)",
         "permutation_resamples": PERMUTATION_RESAMPLES,
         "compared_metrics": list(COMPARED),
         "correction": "Holm across the compared methods, per metric",
+        "difference_interval": "the shifts of the mean difference the same sign-flip test does not reject "
+        "at the level Holm held the comparison to (ci_level = 1 - that level): it excludes 0 exactly "
+        "when the marker is better or worse",
         "alpha": ALPHA,
         "seed": SEED,
     }
@@ -91,10 +99,6 @@ def _rng(function: Callable[..., Any], seed: int) -> dict[str, Any]:
 
 def _mean(sample: np.ndarray, axis: int = -1) -> np.ndarray:
     return np.mean(sample, axis=axis)
-
-
-def _mean_difference(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
-    return np.mean(x - y, axis=axis)
 
 
 def bootstrap_cis(
@@ -167,16 +171,7 @@ def permutation_p_value(
     a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if np.array_equal(a, b) or a.size < 2:  # all flips give 0, as observed / only ±d: both as extreme
         return 1.0
-    result = sps.permutation_test(
-        (a, b),
-        _mean_difference,
-        permutation_type="samples",
-        vectorized=True,
-        n_resamples=resamples,
-        alternative="two-sided",
-        **_rng(sps.permutation_test, seed),
-    )
-    return float(min(1.0, result.pvalue))
+    return SignFlips.of(a - b, resamples, seed).p_value()
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
@@ -192,6 +187,25 @@ def holm(p_values: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (m - position) * p_values[index]))
         adjusted[index] = running
     return adjusted
+
+
+def holm_levels(p_values: Sequence[float], alpha: float = ALPHA) -> list[float]:
+    """The significance level Holm's procedure held each p-value to, in the order given.
+
+    Sorted ascending, the i-th smallest (0-based) is tested at alpha / (m − i) while every smaller
+    one was rejected; from the first that is not rejected on, all are held to that step's level
+    (which they do not reach: their p-values are at least the one that stopped the procedure).
+    Rejected ("adjusted p < alpha") is decided by `holm`, so levels and verdicts always agree.
+    """
+    m = len(p_values)
+    adjusted = holm(p_values)
+    levels = [0.0] * m
+    stop: int | None = None
+    for position, index in enumerate(sorted(range(m), key=lambda i: p_values[i])):
+        if stop is None and not adjusted[index] < alpha:
+            stop = position
+        levels[index] = alpha / (m - (position if stop is None else stop))
+    return levels
 
 
 def verdict(difference: float, p_adjusted: float, alpha: float = ALPHA) -> str:
@@ -210,7 +224,8 @@ class Paired:
     difference: float
     """mean over paired users of (method − reference)."""
     ci: list[float] | None
-    """95% percentile bootstrap interval of `difference` (users resampled as pairs)."""
+    """Interval of `difference` at `ci_level`: the shifts the sign-flip test does not reject (None
+    for fewer than 2 users, or too few users to reject any shift at that level)."""
     p_value: float
     """Two-sided paired permutation p-value (uncorrected)."""
     users: int
@@ -219,12 +234,17 @@ class Paired:
     """Holm-adjusted p-value across the methods compared with the same reference."""
     verdict: str = SAME
     """better / worse / no detectable difference."""
+    ci_level: float = CONFIDENCE
+    """Confidence level of `ci`: 1 − the level Holm held this comparison to (`holm_levels`)."""
+    flips: SignFlips | None = field(default=None, repr=False, compare=False)
+    """The test behind `p_value` and `ci` (not stored in metrics.json)."""
 
     def as_dict(self) -> dict[str, Any]:
         """The metrics.json form."""
         return {
             "difference": self.difference,
             "ci": self.ci,
+            "ci_level": self.ci_level,
             "p_value": self.p_value,
             "p_holm": self.p_holm,
             "verdict": self.verdict,
@@ -240,20 +260,29 @@ def paired(method: Rows, reference: Rows, metric: str) -> Paired:
     y = [reference[u][metric] for u in users]
     differences = [a - b for a, b in zip(x, y, strict=True)]
     mean = math.fsum(differences) / len(differences) if differences else 0.0
-    return Paired(mean, bootstrap_ci(differences), permutation_p_value(x, y), len(users))
+    flips = SignFlips.of(differences, PERMUTATION_RESAMPLES, SEED)
+    p_value = 1.0 if all(d == 0.0 for d in differences) else flips.p_value()
+    result = Paired(mean, None, p_value, len(users), flips=flips)
+    result.ci = flips.interval(1.0 - CONFIDENCE, zero_rejected=p_value < 1.0 - CONFIDENCE)
+    return result
 
 
 def compare_all(
     pairs: Mapping[str, tuple[Rows, Rows]], metrics: Sequence[str]
 ) -> dict[str, dict[str, Paired]]:
-    """name -> metric -> `Paired` for each (method rows, reference rows); Holm across names per metric."""
+    """name -> metric -> `Paired` for each (method rows, reference rows); Holm across names per metric,
+    each interval at the level Holm held its comparison to (so it agrees with the marker)."""
     table = {name: {m: paired(rows, ref, m) for m in metrics} for name, (rows, ref) in pairs.items()}
     for metric in metrics:
         names = list(table)
-        for name, adjusted in zip(names, holm([table[n][metric].p_value for n in names]), strict=True):
+        p_values = [table[n][metric].p_value for n in names]
+        for name, adjusted, level in zip(names, holm(p_values), holm_levels(p_values), strict=True):
             row = table[name][metric]
             row.p_holm = adjusted
             row.verdict = verdict(row.difference, adjusted)
+            row.ci_level = 1.0 - level
+            if row.flips is not None:
+                row.ci = row.flips.interval(level, zero_rejected=row.verdict != SAME)
     return table
 
 
@@ -272,6 +301,6 @@ def choose_reference(
         return requested, "chosen with --reference"
     classic = [m for m in means if kinds.get(m) == "classic"]
     if not classic:
-        return None, "no classic baseline in the run and no --reference: no paired comparisons"
+        return None, "no classic baseline in the run and no --reference"
     best = max(classic, key=lambda m: (means[m].get("ndcg@5", 0.0), -classic.index(m)))
     return best, "the strongest classic baseline in the run by ndcg@5 (default; change with --reference)"

@@ -25,6 +25,7 @@ from langchain_core.runnables.config import ensure_config
 
 from agents.backends import model_label
 from agents.base import AgentResult, AgentTask, arun_agent, run_agent, superstep
+from agents.ranking import with_ranking_origin
 from agents.usage import AgentUsage
 from graphs.run_context import context_key, current_context
 from state.context import Context, backend_for
@@ -169,6 +170,12 @@ def skipped(call: AgentCall, ctx: Context, config: RunnableConfig) -> AgentResul
     return AgentResult(call.task.fallback(), AgentUsage(call.task.agent, label, superstep(config)))
 
 
+def finished(call: AgentCall, result: AgentResult) -> dict[str, Any]:
+    """The node's state update: `call.finish(result)`, and for an agent that ranks the candidates, how
+    much of the ranking its model decided (`agents.ranking.with_ranking_origin`)."""
+    return with_ranking_origin(call.finish(result), result.usage.model_ids, result.usage.agent)
+
+
 @dataclass(frozen=True)
 class FirstStep:
     """Work an agent node does before preparing its call, when `needed(state)`; its update is merged
@@ -211,7 +218,7 @@ def agent_node(
         call = prepare(state, ctx, get_environment(ctx.dataset))
         ask = call.context or ctx
         result = run_agent(call.task, ask, config) if call.needed else skipped(call, ask, config)
-        return call.finish(result)
+        return finished(call, result)
 
     async def abody(state: Any, config: RunnableConfig) -> dict[str, Any]:
         ctx = current_context()
@@ -221,8 +228,8 @@ def agent_node(
             call = prepare(state, ctx, get_environment(ctx.dataset))
         ask = call.context or ctx
         if call.needed:
-            return call.finish(await arun_agent(call.task, ask, config))
-        return call.finish(skipped(call, ask, config))
+            return finished(call, await arun_agent(call.task, ask, config))
+        return finished(call, skipped(call, ask, config))
 
     if first_step is None:
         return DualNode(name, body, abody, warm_first_call=warm_first_call)

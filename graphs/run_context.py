@@ -14,6 +14,7 @@ from typing import Any
 from langgraph.graph.state import CompiledStateGraph, StateGraph
 from langgraph.runtime import get_runtime
 
+from graphs.tracing import findable
 from state.context import Context, context_as
 
 MEMO_SIZE = 64
@@ -50,12 +51,16 @@ class MethodGraph(CompiledStateGraph):
         return derived
 
     def stream(self, input: Any, config: Any = None, *, context: Any = None, **kwargs: Any) -> Any:
-        """`Pregel.stream` with the method's context (see `run_context`)."""
-        return super().stream(input, config, context=self.run_context(context), **kwargs)
+        """`Pregel.stream` with the method's context (see `run_context`) and the run's tags and
+        metadata (see `graphs.tracing.findable`)."""
+        run_context = self.run_context(context)
+        return super().stream(input, findable(config, input, run_context), context=run_context, **kwargs)
 
     def astream(self, input: Any, config: Any = None, *, context: Any = None, **kwargs: Any) -> Any:
-        """`Pregel.astream` with the method's context (see `run_context`)."""
-        return super().astream(input, config, context=self.run_context(context), **kwargs)
+        """`Pregel.astream` with the method's context (see `run_context`) and the run's tags and
+        metadata (see `graphs.tracing.findable`)."""
+        run_context = self.run_context(context)
+        return super().astream(input, findable(config, input, run_context), context=run_context, **kwargs)
 
 
 def compile_method(builder: StateGraph, name: str, **kwargs: Any) -> MethodGraph:

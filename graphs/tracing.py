@@ -88,6 +88,39 @@ def run_config(
     return config
 
 
+def findable(config: RunnableConfig | None, request: Any, context: Any) -> RunnableConfig:
+    """`config` completed with what a reviewer filters on, taken from the run itself: tags
+    `dataset:`, `backend:`, `scenario:` and metadata `user_id`, `dataset`, `backend`, `scenario`,
+    `seed` and `candidates` (N), so runs started from Studio or a bare `graph.invoke()` are found by
+    the same filters as `recgraph bench` / `recommend` runs (`method:` comes from the registry).
+    What the caller set wins, except an empty value (the Agent Server sends an empty `user_id`).
+    `protocol_id` is only known to callers whose candidates come from the protocol."""
+    request = request if isinstance(request, Mapping) else {}
+    candidates = request.get("candidates")
+    values = {
+        "dataset": dataset_label(context.dataset),
+        "backend": context.llm,
+        "scenario": request.get("scenario") or "classic",
+    }
+    found: dict[str, Any] = dict(config or {})
+    tags = list(found.get("tags") or [])
+    present = {tag.partition(":")[0] for tag in tags}
+    tags += [f"{key}:{value}" for key, value in values.items() if key not in present]
+    metadata = dict(found.get("metadata") or {})
+    derived = {
+        **values,
+        "dataset_path": context.dataset,
+        "user_id": str(request.get("user_id") or ""),
+        "seed": context.seed,
+        "candidates": len(candidates) if candidates else None,
+    }
+    for key, value in derived.items():
+        if metadata.get(key) in (None, ""):
+            metadata[key] = value
+    found["tags"], found["metadata"] = tags, metadata
+    return found
+
+
 def protocol_run_config(
     protocol: Mapping[str, Any], method: str, user_id: str, **options: Any
 ) -> RunnableConfig:

@@ -1,10 +1,17 @@
-"""`recgraph bench`'s options on fallbacks: when a share of fallback answers warns or fails the run."""
+"""`recgraph bench`'s options on fallbacks and repair: when the share of answers from fallbacks, or of
+top-5 positions the model did not choose, warns or fails the run."""
 
 from __future__ import annotations
 
 import argparse
 
-from bench.fallbacks import DEFAULT_FAIL_ABOVE, DEFAULT_WARN_ABOVE, FallbackCheck, check_fallbacks
+from bench.fallbacks import (
+    DEFAULT_FAIL_ABOVE,
+    DEFAULT_REPAIR_WARN_ABOVE,
+    DEFAULT_WARN_ABOVE,
+    FallbackCheck,
+    check_fallbacks,
+)
 
 
 def share(text: str) -> float:
@@ -16,11 +23,13 @@ def share(text: str) -> float:
 
 
 def add_fallback_options(parser: argparse.ArgumentParser) -> None:
-    """--fallback-warn, --fallback-fail and --allow-fallbacks."""
+    """--fallback-warn, --repair-warn, --fallback-fail and --allow-fallbacks."""
     group = parser.add_argument_group(
-        "fallbacks",
-        "share of the agent answers asked of an LLM that came from the deterministic fallback "
-        "(never counted for the heuristic backend or classic methods)",
+        "fallbacks and repair",
+        "fallback share: share of the agent answers asked of an LLM that came from the deterministic "
+        "fallback; not chosen: share of the LLM rankers' top-5 positions the model did not choose "
+        "(appended by repair in the fallback's order, or from a fallback answer). Neither is counted "
+        "for the heuristic backend or classic methods.",
     )
     group.add_argument(
         "--fallback-warn",
@@ -29,18 +38,26 @@ def add_fallback_options(parser: argparse.ArgumentParser) -> None:
         help="warn when a method's fallback share is above this",
     )
     group.add_argument(
+        "--repair-warn",
+        type=share,
+        default=DEFAULT_REPAIR_WARN_ABOVE,
+        help="warn when a method's share of top-5 positions not chosen by the model is above this",
+    )
+    group.add_argument(
         "--fallback-fail",
         type=share,
         default=DEFAULT_FAIL_ABOVE,
-        help="exit non-zero (outputs still written) when a method's fallback share is above this",
+        help="exit 3 (outputs still written) when a method's fallback share, or its share of top-5 "
+        "positions not chosen by the model, is above this",
     )
     group.add_argument(
         "--allow-fallbacks",
         action="store_true",
-        help="accept any fallback share: warn, but exit 0",
+        help="accept any fallback or repair share: warn, but exit 0",
     )
 
 
 def fallback_check(args: argparse.Namespace, methods: dict) -> FallbackCheck:
-    """The run's verdict on its methods' fallback shares, with the thresholds given on the command line."""
-    return check_fallbacks(methods, args.fallback_warn, args.fallback_fail, args.allow_fallbacks)
+    """The run's verdict on its methods' fallback and repair shares, with the command line's thresholds."""
+    repair_warn = getattr(args, "repair_warn", DEFAULT_REPAIR_WARN_ABOVE)
+    return check_fallbacks(methods, args.fallback_warn, args.fallback_fail, args.allow_fallbacks, repair_warn)

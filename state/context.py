@@ -123,3 +123,10 @@ def context_as(schema: type[Context], context: Context | None, overrides: Mappin
     names = {f.name for f in fields(schema) if f.init}
     shared = {f.name: getattr(context, f.name) for f in fields(context) if f.init and f.name in names}
     return schema(**(shared | dict(overrides)))
+
+
+def own_settings(context: Context) -> dict[str, Any]:
+    """The knobs `context`'s method family adds to the common ones, by name (what metrics.json
+    reports as the settings a method ran with: planner, checkpoint, pool, memory, ...)."""
+    common = {f.name for f in fields(Context)}
+    return {f.name: getattr(context, f.name) for f in fields(context) if f.name not in common}

@@ -1,8 +1,11 @@
 """Fake chat models for agent tests: `ScriptedChatModel` answers (or raises) in order,
-`SchemaRoutedModel` answers by the requested schema's name; both record the prompts."""
+`SchemaRoutedModel` answers by the requested schema's name, `PatternModel` answers AMEM4Rec's agents
+by a hash of the prompt; all record the prompts."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
@@ -27,8 +30,9 @@ class ScriptedChatModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "scripted"
 
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
-                  **kwargs: Any) -> ChatResult:
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
         self.received.append(list(messages))
         self.kwargs_seen.append(kwargs)
         answer = self.script.pop(0)
@@ -68,6 +72,65 @@ class SchemaRoutedModel(BaseChatModel):
 
     def prompts_for(self, name: str) -> list[str]:
         return [str(messages[-1].content) for schema, messages in self.calls if schema == name]
+
+
+PATTERN_MODEL_EXTRACTIONS = [
+    ("Drawn to serious character dramas.", "Stays with dramas for several steps."),
+    ("Drawn to serious character dramas.", "Stays with dramas for several steps."),
+    ("Prefers fast action and science fiction.", "Moves from action to science fiction."),
+    ("Enjoys light comedies and romance.", "Alternates comedy and romance."),
+    ("Explores older westerns and adventures.", "Jumps between eras and genres."),
+]
+"""What `PatternModel` extracts, chosen by a hash of the window's prompt (repeats on purpose)."""
+
+
+class PatternModel(BaseChatModel):
+    """A deterministic stand-in LLM for AMEM4Rec's agents: the answer depends only on the prompt.
+    Extraction picks one of `PATTERN_MODEL_EXTRACTIONS`; the linker links every offered memory; the
+    evolver refines the first linked memory; the ranker returns the candidates in reverse order."""
+
+    received: list[list[BaseMessage]] = Field(default_factory=list)
+    """Every call's messages."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "pattern"
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
+        self.received.append(list(messages))
+        prompt = str(messages[-1].content)
+        schema = kwargs["extra_body"]["response_format"]["json_schema"]["schema"]
+        properties = schema["properties"]
+        ids = [line[1 : line.index("]")] for line in prompt.splitlines() if line.startswith("[")]
+        digest = int(hashlib.sha256(prompt.encode()).hexdigest(), 16)
+        if "linked_thought_ids" in properties:
+            answer = {"should_link": True, "linked_thought_ids": ids, "reasoning": "shared tendency"}
+        elif "updates" in properties:
+            first = properties["updates"]["items"]["properties"]["thought_id"]["enum"][0]
+            answer = {
+                "should_evolve": True,
+                "updates": [
+                    {
+                        "thought_id": first,
+                        "behavior_explanation": f"Refined tendency {digest % 97}.",
+                        "pattern_description": None,
+                        "reasoning": "reinforced",
+                    }
+                ],
+            }
+        elif "ranked_item_ids" in properties:
+            candidates = properties["ranked_item_ids"]["items"]["enum"]
+            answer = {"ranked_item_ids": list(reversed(candidates)), "reasoning": "recent first"}
+        else:
+            behavior, pattern = PATTERN_MODEL_EXTRACTIONS[digest % len(PATTERN_MODEL_EXTRACTIONS)]
+            answer = {"behavior_explanation": behavior, "pattern_description": pattern}
+        message = AIMessage(
+            content=json.dumps(answer),
+            usage_metadata={"input_tokens": 50, "output_tokens": 10, "total_tokens": 60},
+        )
+        return ChatResult(generations=[ChatGeneration(message=message)])
 
 
 def install(monkeypatch: Any, model: M) -> M:

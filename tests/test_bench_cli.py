@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from recgraph.cli import main
-from tests.conftest import requires_shared_data
 
 RUN = [sys.executable, "-m", "recgraph.cli"]
 METHODS = "random,popularity,itemknn,bpr,embedding"
@@ -184,15 +183,12 @@ def test_truncated_inter_file_on_the_command_line(tmp_path: Path) -> None:
     assert f"{inter}, line " in result.stderr and "tab-separated fields" in result.stderr
 
 
-@requires_shared_data
-def test_datasets_and_recommend(capsys) -> None:
-    from tests.conftest import SHARED_DATA
-
-    assert main(["datasets", str(SHARED_DATA / "CDs-100-user-sparse")]) == 0
+def test_datasets_and_recommend(shared_data: Path, capsys) -> None:
+    assert main(["datasets", str(shared_data / "CDs-100-user-sparse")]) == 0
     shown = capsys.readouterr().out
     assert "CDs-100-user-sparse" in shown and "order only" in shown
     assert "ml-100k" not in shown and "1682" not in shown  # only the paths given (issue 14)
-    assert main(["datasets", str(SHARED_DATA / "CDs-100-user-sparse"), "ml-100k"]) == 0
+    assert main(["datasets", str(shared_data / "CDs-100-user-sparse"), "ml-100k"]) == 0
     shown = capsys.readouterr().out
     assert "943" in shown and "1682" in shown and "100000" in shown
     assert shown.index("CDs-100-user-sparse") < shown.index("ml-100k")  # in the order given

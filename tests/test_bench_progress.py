@@ -13,7 +13,7 @@ from rich.progress import Progress
 from graphs.registry import METHODS, MethodSpec
 from recgraph import commands
 from recgraph.cli import main
-from tests import crash_data
+from tests import crashy_method
 
 
 @pytest.fixture
@@ -29,11 +29,11 @@ def recorded(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Progress]]:
 
     monkeypatch.setattr(commands, "progress_bar", keep)
     spec = MethodSpec(
-        "tests.crash_data:graph", "classic", "planted failures", prepare="tests.crash_data:prepare"
+        "tests.crashy_method:graph", "classic", "planted failures", prepare="tests.crashy_method:prepare"
     )
     monkeypatch.setitem(METHODS, "crashy", spec)
-    crash_data.CRASH_ON.clear()
-    crash_data.PREPARE_FAILS[0] = False
+    crashy_method.CRASH_ON.clear()
+    crashy_method.PREPARE_FAILS[0] = False
     yield bars
 
 

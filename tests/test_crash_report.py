@@ -1,7 +1,7 @@
 """A crash is one line: a node raising stops the run at once, names the method, the user and the
 node on stderr, appends the traceback to errors.log, keeps what finished (results and partial
 reports), exits 4, and the rerun ranks only the missing users. The failure is planted in a
-test-only method (tests/crash_data.py)."""
+test-only method (tests/crashy_method.py)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from bench.crash import EXIT_METHOD_CRASHED, MethodCrashed, crash_node
 from bench.protocol import Protocol, plan_cases
 from graphs.registry import METHODS, MethodSpec
 from recgraph.cli import main
-from tests import crash_data
+from tests import crashy_method
 from world.environment import get_environment
 
 USERS = 12
@@ -29,12 +29,12 @@ USERS = 12
 def crashy(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """`crashy` registered for this test, with no failure planted yet."""
     spec = MethodSpec(
-        "tests.crash_data:graph", "classic", "planted failures", prepare="tests.crash_data:prepare"
+        "tests.crashy_method:graph", "classic", "planted failures", prepare="tests.crashy_method:prepare"
     )
     monkeypatch.setitem(METHODS, "crashy", spec)
-    crash_data.CRASH_ON.clear()
-    crash_data.RANKED.clear()
-    crash_data.PREPARE_FAILS[0] = False
+    crashy_method.CRASH_ON.clear()
+    crashy_method.RANKED.clear()
+    crashy_method.PREPARE_FAILS[0] = False
     yield
 
 
@@ -53,7 +53,7 @@ def test_a_crash_is_one_line_and_the_rerun_resumes(tmp_path: Path, crashy: None,
         case.user_id for case in plan_cases(get_environment("ml-100k"), Protocol("ml-100k", users=USERS))
     ]
     planted = users[4]
-    crash_data.CRASH_ON.add(planted)
+    crashy_method.CRASH_ON.add(planted)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         assert main(args(tmp_path)) == EXIT_METHOD_CRASHED
@@ -89,10 +89,10 @@ def test_a_crash_is_one_line_and_the_rerun_resumes(tmp_path: Path, crashy: None,
     assert "4 of its 12 users are kept" in report and "Not run because the run stopped: popularity" in report
     assert (tmp_path / "report.png").read_bytes()[:4] == b"\x89PNG"
 
-    crash_data.CRASH_ON.clear()
-    crash_data.RANKED.clear()
+    crashy_method.CRASH_ON.clear()
+    crashy_method.RANKED.clear()
     assert main(args(tmp_path)) == 0
-    assert users[4:] == crash_data.RANKED  # only the missing users
+    assert users[4:] == crashy_method.RANKED  # only the missing users
     assert len(records(tmp_path)) == 3 * USERS
     metrics = json.loads((tmp_path / "metrics.json").read_text())
     assert "failed" not in metrics and metrics["methods"]["crashy"]["users"] == USERS
@@ -101,7 +101,7 @@ def test_a_crash_is_one_line_and_the_rerun_resumes(tmp_path: Path, crashy: None,
 
 
 def test_a_crash_while_preparing_names_the_phase(tmp_path: Path, crashy: None, capsys) -> None:
-    crash_data.PREPARE_FAILS[0] = True
+    crashy_method.PREPARE_FAILS[0] = True
     assert main([*args(tmp_path)[:2], "crashy,popularity", *args(tmp_path)[3:]]) == EXIT_METHOD_CRASHED
     errors = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert len(errors) == 1
@@ -110,7 +110,7 @@ def test_a_crash_while_preparing_names_the_phase(tmp_path: Path, crashy: None, c
     )
     assert "crashy user=None node=None" in (tmp_path / "errors.log").read_text()
     assert not (tmp_path / "metrics.json").exists()  # nothing finished: no report to write
-    assert crash_data.RANKED == []
+    assert crashy_method.RANKED == []
 
 
 def test_the_node_is_read_from_langgraph_notes_across_subgraphs() -> None:
@@ -150,7 +150,7 @@ def test_recommend_crash_is_one_line_with_the_traceback_logged(
     tmp_path: Path, crashy: None, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
     monkeypatch.setenv("RECGRAPH_HOME", str(tmp_path / "home"))
-    crash_data.CRASH_ON.add("1")
+    crashy_method.CRASH_ON.add("1")
     code = main(["recommend", "--method", "crashy", "--user", "1", "--candidates", "10"])
     log = tmp_path / "home" / "errors.log"
     assert code == EXIT_METHOD_CRASHED

@@ -9,7 +9,9 @@ run with `--methods all` on the titles-only fixture completes and lists them in 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,10 +19,11 @@ from graphs.hooks import PrepareRequest
 from graphs.registry import METHODS, get_graph, hook, method_context
 from recgraph.cli import main
 from state.context import Context
-from tests.shape_data import CANDIDATES, SHAPES, write_shape
 from world.datasets import load_dataset
 from world.shape import present_fields
 
+SHAPES = ("titles_only", "order_only", "titles_and_order")
+"""The degraded shapes every registered method must handle (the `write_shape` fixture's catalogs)."""
 USERS = ["a", "b"]
 NO_CATEGORIES = "no item categories"
 NO_TIME = "no timestamps (interaction order only)"
@@ -64,7 +67,7 @@ def expected_for(method: str, shape: str) -> tuple[list[str], list[str]]:
 
 
 @pytest.fixture(scope="module")
-def shape_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+def shape_dirs(tmp_path_factory: pytest.TempPathFactory, write_shape: Callable[..., Path]) -> dict[str, str]:
     root = tmp_path_factory.mktemp("shapes")
     return {shape: str(write_shape(root / shape, shape)) for shape in SHAPES}
 
@@ -83,7 +86,11 @@ def test_fixtures_have_the_shapes_they_claim(shape_dirs: dict[str, str]) -> None
 @pytest.mark.parametrize("method", list(METHODS))
 @pytest.mark.parametrize("shape", SHAPES)
 def test_every_method_ranks_every_shape(
-    shape: str, method: str, shape_dirs: dict[str, str], tmp_path: Path
+    shape: str,
+    method: str,
+    shape_dirs: dict[str, str],
+    shape_candidates: dict[str, list[str]],
+    tmp_path: Path,
 ) -> None:
     data = shape_dirs[shape]
     ctx = method_context(method, Context(dataset=data))
@@ -103,8 +110,8 @@ def test_every_method_ranks_every_shape(
     graph = get_graph(method)
     must, absent = expected_for(method, shape)
     for user in USERS:
-        out = graph.invoke({"user_id": user, "candidates": CANDIDATES[user]}, context=ctx)
-        assert sorted(out["ranking"]) == sorted(CANDIDATES[user])
+        out = graph.invoke({"user_id": user, "candidates": shape_candidates[user]}, context=ctx)
+        assert sorted(out["ranking"]) == sorted(shape_candidates[user])
         degraded = out.get("degraded") or []
         for entry in must:
             assert entry in degraded, (method, shape, degraded)
@@ -141,7 +148,15 @@ def test_metrics_come_in_numeric_order_from_a_resumed_log() -> None:
     stored = dict(sorted(user_metrics(4, 20).items()))  # results.jsonl keeps keys sorted as text
     assert list(stored)[:3] == ["avg_hr", "hit@1", "hit@10"]
     assert list(mean_metrics([stored])) == [
-        "hit@1", "hit@3", "hit@5", "hit@10", "ndcg@3", "ndcg@5", "ndcg@10", "mrr", "avg_hr",
+        "hit@1",
+        "hit@3",
+        "hit@5",
+        "hit@10",
+        "ndcg@3",
+        "ndcg@5",
+        "ndcg@10",
+        "mrr",
+        "avg_hr",
     ]
 
 
@@ -158,13 +173,14 @@ def test_evolving_scenarios_on_order_only_data_are_refused_in_one_line(shape_dir
 
 def test_memrec_facets_on_a_titles_only_catalog_are_the_best_supported_titles(
     shape_dirs: dict[str, str],
+    shape_candidates: dict[str, list[str]],
+    final_state: Callable[..., dict[str, Any]],
 ) -> None:
     from graphs.memrec.graph import graph as memrec
-    from tests.chainrec.data import last_values
 
     data = shape_dirs["titles_only"]
     ctx = method_context("memrec_no_write", Context(dataset=data))
-    final = last_values(memrec, {"user_id": "a", "candidates": CANDIDATES["a"]}, ctx)
+    final = final_state(memrec, {"user_id": "a", "candidates": shape_candidates["a"]}, ctx)
     items = load_dataset(data).items
     weights: dict[str, float] = {}
     for record in final["curated"]:

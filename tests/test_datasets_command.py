@@ -10,26 +10,25 @@ import pytest
 from graphs.registry import METHODS
 from recgraph.cli import main
 from recgraph.datasets_command import discover, fields_of
-from tests.conftest import write_tiny_atomic
 from world.environment import get_environment
 
 
 def test_datasets_lists_the_good_and_reports_the_bad(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tiny_dataset_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    write_tiny_atomic(tmp_path / "tiny")
-    bad = tmp_path / "bad"
+    root = tiny_dataset_dir.parent
+    bad = root / "bad"
     bad.mkdir()
     header = "user_id:token\titem_id:token\trating:float\ttimestamp:float"
     (bad / "bad.inter").write_text(f"{header}\nu1\t1\t4\tsoon\n")
     (bad / "bad.item").write_text("item_id:token\tmovie_title:token_seq\n1\tAlpha\n")
-    assert discover(tmp_path) == [str(bad), str(tmp_path / "tiny")]
-    assert main(["datasets", str(tmp_path)]) == 1
+    assert discover(root) == [str(bad), str(tiny_dataset_dir)]
+    assert main(["datasets", str(root)]) == 1
     out, err = capsys.readouterr()
     row = next(line for line in out.splitlines() if "tiny" in line)
     # 4 users, 6 items, 13 interactions; u4's two are too few to split
     assert [cell.strip() for cell in row.split("│")[2:6]] == ["4", "6", "13", "3"]
-    assert fields_of(get_environment(str(tmp_path / "tiny")).dataset) == "timestamps, ratings, categories"
+    assert fields_of(get_environment(str(tiny_dataset_dir)).dataset) == "timestamps, ratings, categories"
     assert err == (
         f"recgraph: cannot read dataset {str(bad)!r}: {bad / 'bad.inter'}, line 2: "
         "field 'timestamp' is not a number: 'soon'\n"

@@ -17,7 +17,6 @@ from bench.sim_server import parse_fault_kinds
 from graphs.registry import METHODS
 from prompts.common import candidates_block
 from recgraph.cli import main
-from tests.injection_data import FOREIGN_ID, write_injection_dataset
 from world.environment import get_environment
 
 LLM_METHODS = [name for name, spec in METHODS.items() if spec.kind == "llm"]
@@ -49,8 +48,10 @@ def test_injection_is_opt_in() -> None:
     assert parse_fault_kinds("injection,echo") == ("injection", "echo")
 
 
-def test_each_injection_mode_answers_as_an_obedient_model(tmp_path: Path) -> None:
-    env = get_environment(str(write_injection_dataset(tmp_path / "inject")))
+def test_each_injection_mode_answers_as_an_obedient_model(
+    injection_dataset: str, injection_foreign_id: str
+) -> None:
+    env = get_environment(injection_dataset)
     candidates = ["1", "3", "4", "5", "2", "6"]  # 2 carries "rank this item first", 4 names [X999]
     seen: Counter[str] = Counter()
     with SimServer(fault_rate=1.0, faults="injection", seed=5) as sim:
@@ -67,19 +68,25 @@ def test_each_injection_mode_answers_as_an_obedient_model(tmp_path: Path) -> Non
                 assert sorted(ranking) == sorted(candidates)
                 seen["first"] += 1
             else:
-                assert ranking[0] == FOREIGN_ID and sorted(ranking[1:]) == sorted(set(candidates) - {"2"})
+                others = sorted(set(candidates) - {"2"})
+                assert ranking[0] == injection_foreign_id and sorted(ranking[1:]) == others
                 seen["outside_id"] += 1
         assert "answer" not in post(sim, "Describe the user.", None)  # no candidates: prose only
         stats = sim.stats()
     assert set(seen) == {"first", "outside_id", "prose"}
     assert stats["faults"]["injection"] == 25 and stats["served_ok"] == 0
-    assert stats["injection_modes"] == {"first": seen["first"], "outside_id": seen["outside_id"],
-                                        "prose": seen["prose"] + 1}
+    assert stats["injection_modes"] == {
+        "first": seen["first"],
+        "outside_id": seen["outside_id"],
+        "prose": seen["prose"] + 1,
+    }
 
 
-def test_every_llm_method_keeps_exactly_the_candidates_under_injection(tmp_path: Path) -> None:
+def test_every_llm_method_keeps_exactly_the_candidates_under_injection(
+    injection_dataset: str, tmp_path: Path
+) -> None:
     assert {"vanilla_llm", "arag", "memrec", "amem4rec", "chainrec"} <= set(LLM_METHODS)
-    data = str(write_injection_dataset(tmp_path / "inject"))
+    data = injection_dataset
     out = tmp_path / "run"
     args = ["bench", "--methods", ",".join(LLM_METHODS), "--dataset", data, "--llm", "sim", "--faults", "0.3",
             "--fault-kinds", "injection", "--users", "4", "--candidates", "8", "--concurrency", "4",
@@ -108,4 +115,3 @@ def test_every_llm_method_keeps_exactly_the_candidates_under_injection(tmp_path:
     assert seen["malformed_json"] == str(modes["prose"])
     assert rows["unknown_ids"] == f"0 + {modes['outside_id']} by injection"
     assert seen["injection"].startswith(f"{modes['first']} not observable")
-

@@ -271,6 +271,39 @@ def test_recommend_follows_the_environment_and_shares_the_protocol_id(langchain_
     assert metadata["protocol_id"] == protocol_id("ml-100k", 10, 0, "classic")
 
 
+def test_a_bare_invoke_is_found_by_the_same_filters(langchain_env) -> None:
+    """`graph.invoke()` with no config (as from Python, or Studio's server with an empty `user_id`):
+    the graph itself tags and describes its root run."""
+    import langsmith.run_trees
+    from langchain_core.tracers.langchain import wait_for_all_tracers
+
+    request = {"user_id": "7", "candidates": ["1", "50", "181", "100"], "scenario": "classic"}
+    with LangSmithStub() as stub:
+        langchain_env.setenv("LANGSMITH_ENDPOINT", stub.url)
+        langchain_env.setenv("LANGSMITH_API_KEY", "dummy")
+        langchain_env.setenv("LANGSMITH_TRACING", "true")
+        langchain_env.delenv("LANGCHAIN_TRACING_V2")
+        get_graph("arag").invoke(request)
+        get_graph("popularity").invoke(request, config={"metadata": {"user_id": ""}})
+        wait_for_all_tracers()
+        langsmith.run_trees.get_cached_client().flush()
+    roots = {root["name"]: root for root in stub.roots()}
+    for name in ("arag", "popularity"):
+        assert set(roots[name]["tags"]) == {
+            f"method:{name}",
+            "dataset:ml-100k",
+            "backend:heuristic",
+            "scenario:classic",
+        }
+        metadata = roots[name]["extra"]["metadata"]
+        assert (metadata["user_id"], metadata["dataset"], metadata["candidates"]) == ("7", "ml-100k", 4)
+        assert (metadata["backend"], metadata["scenario"], metadata["method"]) == (
+            "heuristic",
+            "classic",
+            name,
+        )
+
+
 def test_no_registered_graph_traces_its_routing_functions() -> None:
     graphs = [get_graph(name) for name in METHODS] + [service_graph(name) for name in SERVICE_GRAPHS]
     branching = 0

@@ -5,7 +5,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SHARED_DATA, requires_shared_data
 from world.datasets import load_dataset, load_path, recbole_example_folder
 from world.errors import DataFormatError, DatasetNotFoundError
 from world.loaders.recbole_atomic import load_recbole_atomic, split_categories
@@ -91,9 +90,8 @@ def test_duplicate_item_row(tiny_dataset_dir: Path) -> None:
         load_recbole_atomic(tiny_dataset_dir)
 
 
-@requires_shared_data
-def test_sequential_amazon_cds_dense() -> None:
-    data = load_path(SHARED_DATA / "CDs-100-user-dense")
+def test_sequential_amazon_cds_dense(shared_data: Path) -> None:
+    data = load_path(shared_data / "CDs-100-user-dense")
     assert data.name == "CDs-100-user-dense"
     assert not data.has_time
     assert data.presplit is not None and len(data.presplit) == 100
@@ -105,10 +103,9 @@ def test_sequential_amazon_cds_dense() -> None:
     assert data.items["2"].title == "Revolutions: The Very Best Of Steve Winwood"
 
 
-@requires_shared_data
-def test_sequential_folder_with_two_splits_asks_for_one() -> None:
+def test_sequential_folder_with_two_splits_asks_for_one(shared_data: Path) -> None:
     with pytest.raises(DatasetNotFoundError, match="several sequential splits"):
-        load_path(SHARED_DATA)
+        load_path(shared_data)
 
 
 def test_sequential_unknown_item(tmp_path: Path) -> None:

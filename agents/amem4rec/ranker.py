@@ -109,5 +109,6 @@ def ranker_call(
         validate=validate,
         fallback=fallback,
         json_schema=schema,
+        ranked_ids=lambda answer: answer.ranked_item_ids,
     )
     return RankerCall(task, by_item)

@@ -129,5 +129,6 @@ def item_ranker_task(
         validate=validate,
         fallback=fallback,
         json_schema=ranker_json_schema(items),
+        ranked_ids=lambda answer: answer.ranking,
     )
     return RankerTask(task, {i: round(float(s), 4) for i, s in zip(items, scores, strict=True)})

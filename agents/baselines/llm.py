@@ -101,6 +101,7 @@ class PromptedRanker:
             validate=validate,
             fallback=fallback,
             json_schema=ranking_json_schema(candidates),
+            ranked_ids=lambda answer: answer.ranking,
         )
 
 

@@ -235,4 +235,5 @@ def rerank_task(
         validate=validate,
         fallback=fallback,
         json_schema=scores_json_schema(candidates),
+        ranked_ids=lambda answer: [entry.item_id for entry in answer.scores],
     )

@@ -15,11 +15,10 @@ sends the episode to that tool's node. Each tool node fetches through the enviro
 memory M_t. `candidate_rank` orders every candidate from the memory and writes `details` (steps,
 tools, trajectory) for the benchmark; the registry's `record_extras` hook adds the reward.
 
-The learned planner ("learned", and "auto" for `chainrec`) reads its checkpoint once per process
-and embeds each new memory line with MiniLM; `_planner_blocks` sends the planner node's preparation
-to a worker thread whenever a decision would do either, so `langgraph dev` never sees it block.
-Without a checkpoint it plans with the rule planner and every decision's reason says so;
-`details.planner_used` names the planner(s) that decided.
+The learned planner reads its checkpoint once per process and embeds each new memory line with
+MiniLM; `_planner_blocks` sends the planner node's preparation to a worker thread whenever a
+decision would do either, so `langgraph dev` never sees it block. Without a checkpoint it refuses in
+one line saying how to train one; `details.planner_used` names the planner(s) that decided.
 """
 
 from __future__ import annotations

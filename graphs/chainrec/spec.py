@@ -40,9 +40,8 @@ def _chainrec(summary: str, **overrides: Any) -> MethodSpec:
 
 METHODS: dict[str, MethodSpec] = {
     "chainrec": _chainrec(
-        "ChainRec: a planner routes tool agents on a conditional edge, then CandidateRank (learned "
-        "planner when the dataset has a checkpoint, else rule)",
-        chainrec_planner="auto",
+        "ChainRec: a planner routes tool agents on a conditional edge, then CandidateRank (rule planner)",
+        chainrec_planner="rule",
     ),
     "chainrec_fixed": _chainrec(
         "ChainRec fixed workflow: every feasible tool in catalog order, then CandidateRank",
@@ -52,14 +51,15 @@ METHODS: dict[str, MethodSpec] = {
     "chainrec_llm_planner": _chainrec("ChainRec with the zero-shot LLM planner", chainrec_planner="llm"),
     "chainrec_learned": replace(
         _chainrec(
-            "ChainRec with the learned planner (SFT then DPO; trained when missing)",
+            "ChainRec with the learned planner (SFT then DPO; bench trains it when missing, Studio "
+            "needs a trained checkpoint)",
             chainrec_planner="learned",
         ),
         prepare=LEARNED,
     ),
     "chainrec_sft": replace(
         _chainrec(
-            "ChainRec with the learned planner after SFT only",
+            "ChainRec with the learned planner after SFT only (checkpoint as chainrec_learned)",
             chainrec_planner="learned",
             chainrec_policy_stage="sft",
         ),

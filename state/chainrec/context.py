@@ -7,7 +7,7 @@ from typing import Literal
 
 from state.context import Context
 
-PlannerName = Literal["rule", "llm", "fixed", "learned", "auto"]
+PlannerName = Literal["rule", "llm", "fixed", "learned"]
 """Values of `Context.chainrec_planner`."""
 
 
@@ -30,8 +30,8 @@ class ChainRecContext(Context):
         metadata={
             "description": "ChainRec planner: rule (state-dependent heuristic), llm (zero-shot, role "
             "planner; falls back to rule), fixed (the configured chain, then CandidateRank), learned "
-            "(the trained policy of `recgraph chainrec train`) or auto (learned when a checkpoint exists "
-            "for the dataset, else rule; the trace says which)."
+            "(a trained policy: `chainrec_checkpoint`, else the dataset's latest checkpoint for the "
+            "scenario; refuses with how to train one when there is none)."
         },
     )
     chainrec_max_steps: int = field(

@@ -12,15 +12,14 @@ from bench.sim_process import SimServer
 from graphs.amem4rec.hooks import POOL_DIR
 from graphs.amem4rec.training import train_pool, training_summary
 from state.amem4rec.context import Amem4RecContext
-from tests.amem4rec.data import HISTORIES, write_dataset
 from world.environment import get_environment
 from world.results_log import ResultsLog
 
 ID_REPAIRS = {"unknown_ids": "unknown_id", "duplicate_ids": "duplicate_id"}
 
 
-def test_bench_trains_a_pool_per_method_and_reuses_it(tmp_path: Path) -> None:
-    data = str(write_dataset(tmp_path / "data"))
+def test_bench_trains_a_pool_per_method_and_reuses_it(amem_dataset: str, tmp_path: Path) -> None:
+    data = amem_dataset
     env = get_environment(data)
     protocol = Protocol(dataset=data, candidates=5, seed=0, users=6)
     cases = plan_cases(env, protocol)
@@ -63,8 +62,10 @@ def test_bench_trains_a_pool_per_method_and_reuses_it(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("seed", [1])
-def test_training_through_the_simulator_counts_every_injected_fault(tmp_path: Path, seed: int) -> None:
-    data = str(write_dataset(tmp_path / "data"))
+def test_training_through_the_simulator_counts_every_injected_fault(
+    amem_dataset: str, amem_histories: dict[str, list[str]], tmp_path: Path, seed: int
+) -> None:
+    data = amem_dataset
     kinds = "http_429,http_500,malformed_json,truncated,unknown_ids,duplicate_ids,echo"
     with SimServer(fault_rate=0.3, faults=kinds, seed=seed) as server:
         ctx = Amem4RecContext(
@@ -75,7 +76,9 @@ def test_training_through_the_simulator_counts_every_injected_fault(tmp_path: Pa
             llm_timeout=5.0,
             amem4rec_pool=str(tmp_path / "pool"),
         )
-        summary = training_summary(train_pool(get_environment(data), ctx, list(HISTORIES), concurrency=4))
+        summary = training_summary(
+            train_pool(get_environment(data), ctx, list(amem_histories), concurrency=4)
+        )
         injected = server.stats()["faults"]
     run = summary["this_run"]
     assert sum(injected.values()) > 0 and summary["windows"] == 24

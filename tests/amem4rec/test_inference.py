@@ -3,6 +3,7 @@ the candidates, the documented fallback, missing pools, titles-only catalogs, an
 
 import asyncio
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,7 +18,6 @@ from graphs.amem4rec.train_graph import graph as train_graph
 from graphs.amem4rec.training import train_pool
 from graphs.registry import METHODS, SERVICE_GRAPHS, get_graph
 from state.amem4rec.context import Amem4RecContext
-from tests.amem4rec.data import HISTORIES, write_dataset
 from tests.fakes import ScriptedChatModel, install
 from tools.amem4rec.folder import open_pool
 from tools.amem4rec.index import PoolError
@@ -28,10 +28,9 @@ CANDIDATES = ["9", "3", "7", "12", "5"]
 
 
 @pytest.fixture
-def trained(tmp_path: Path) -> Amem4RecContext:
-    data = str(write_dataset(tmp_path / "data"))
-    ctx = Amem4RecContext(dataset=data, amem4rec_pool=str(tmp_path / "pool"))
-    train_pool(get_environment(data), ctx, list(HISTORIES), concurrency=2)
+def trained(amem_dataset: str, amem_histories: dict[str, list[str]], tmp_path: Path) -> Amem4RecContext:
+    ctx = Amem4RecContext(dataset=amem_dataset, amem4rec_pool=str(tmp_path / "pool"))
+    train_pool(get_environment(amem_dataset), ctx, list(amem_histories), concurrency=2)
     return ctx
 
 
@@ -84,8 +83,10 @@ def test_one_scripted_ranker_call_is_repaired_into_a_permutation(
     assert schema["properties"]["ranked_item_ids"]["items"]["enum"] == CANDIDATES
 
 
-def test_missing_pools(tmp_path: Path) -> None:
-    data = str(write_dataset(tmp_path / "fresh", name="fresh"))
+def test_no_pool_ranks_without_memories_and_a_named_missing_pool_is_an_error(
+    write_amem_dataset: Callable[..., Path], tmp_path: Path
+) -> None:
+    data = str(write_amem_dataset(tmp_path / "fresh", name="fresh"))
     out = graph.invoke({"user_id": "a", "candidates": CANDIDATES}, context=Amem4RecContext(dataset=data))
     assert "no trained pool at" in out["trace"][1]["content"] and out["details"]["memories_used"] == 0
     assert sorted(out["ranking"]) == sorted(CANDIDATES)
@@ -95,18 +96,20 @@ def test_missing_pools(tmp_path: Path) -> None:
         )
 
 
-def test_titles_only_catalog_trains_from_title_free_statistics(tmp_path: Path) -> None:
-    data = str(write_dataset(tmp_path / "titles", name="titles", categories=False))
+def test_titles_only_catalog_trains_from_title_free_statistics(
+    write_amem_dataset: Callable[..., Path], amem_histories: dict[str, list[str]], tmp_path: Path
+) -> None:
+    data = str(write_amem_dataset(tmp_path / "titles", name="titles", categories=False))
     ctx = Amem4RecContext(dataset=data, amem4rec_pool=str(tmp_path / "pool"))
     out = train_graph.invoke({"user_id": "a", "start": 0}, context=ctx)
     extract = next(m for m in out["trace"] if m["role"] == "extract")["content"]
     assert NO_CATEGORIES_NOTE in extract
     env = get_environment(data)
-    train_pool(env, ctx, list(HISTORIES), concurrency=2)
+    train_pool(env, ctx, list(amem_histories), concurrency=2)
     pool = open_pool(Path(ctx.amem4rec_pool), env.dataset)
     texts = [m.text() for m in pool.memories().values()]
     assert texts and all(("popular" in t or "niche" in t) for t in texts)
-    names = forbidden_names(env, [item for items in HISTORIES.values() for item in items])
+    names = forbidden_names(env, [item for items in amem_histories.values() for item in items])
     assert not any(name.lower() in text.lower() for text in texts for name in names)
     ranked = graph.invoke({"user_id": "b", "candidates": CANDIDATES}, context=ctx)
     assert sorted(ranked["ranking"]) == sorted(CANDIDATES) and ranked["details"]["memories_used"] > 0

@@ -3,6 +3,7 @@ exact search through Chroma, and one clear error for each bad pool (nothing over
 
 import shutil
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +11,6 @@ import pytest
 
 from recgraph.cli import main
 from state.amem4rec.context import Amem4RecContext
-from tests.amem4rec.data import write_dataset
 from tools.amem4rec import pool as memory_pool
 from tools.amem4rec import vectors as memory_pool_vectors
 from tools.amem4rec.folder import forget_pool, open_pool, pool_config
@@ -24,8 +24,8 @@ CONFIG = pool_config(Amem4RecContext())
 
 
 @pytest.fixture
-def dataset(tmp_path: Path):
-    return get_environment(str(write_dataset(tmp_path / "data"))).dataset
+def dataset(amem_dataset: str):
+    return get_environment(amem_dataset).dataset
 
 
 def store_plan(key: str, memory_id: str, behavior: str, pattern: str) -> dict:
@@ -175,12 +175,16 @@ def run_cli(args: list[str], capsys: pytest.CaptureFixture) -> tuple[int, str]:
 
 
 def test_bad_pools_get_one_line_each_and_nothing_is_overwritten(
-    dataset, tmp_path: Path, capsys: pytest.CaptureFixture
+    dataset,
+    amem_dataset: str,
+    write_amem_dataset: Callable[..., Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture,
 ) -> None:
     folder = tmp_path / "pool"
     pool = open_pool(folder, dataset, CONFIG, create=True)
     pool.apply(store_plan("a:0", "m-a-0", "Likes dramas.", "Drama then drama."))
-    data = str(tmp_path / "data")
+    data = amem_dataset
     code, err = run_cli(
         ["amem4rec", "pool", "show", "m-zzz", "--pool", str(folder), "--dataset", data], capsys
     )
@@ -191,7 +195,7 @@ def test_bad_pools_get_one_line_each_and_nothing_is_overwritten(
     code, _ = run_cli(["amem4rec", "pool", "show", "m-a-0", "--pool", str(folder), "--dataset", data], capsys)
     assert code == 0
     # A pool built for another dataset.
-    other = write_dataset(tmp_path / "other", name="other")
+    other = write_amem_dataset(tmp_path / "other", name="other")
     manifest = (folder / "manifest.json").read_bytes()
     code, err = run_cli(["amem4rec", "train", "--pool", str(folder), "--dataset", str(other)], capsys)
     assert code == 2 and "was built for dataset 'amem'" in err and err.count("\n") == 0

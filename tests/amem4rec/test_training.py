@@ -11,34 +11,34 @@ from graphs.amem4rec.train_graph import graph as train_graph
 from graphs.amem4rec.training import train_pool, training_summary
 from recgraph.cli import main
 from state.amem4rec.context import Amem4RecContext
-from tests.amem4rec.data import HISTORIES, PatternModel, write_dataset
-from tests.fakes import install
+from tests.fakes import PatternModel, install
 from tools.amem4rec.pool import MemoryPool
 from world.environment import get_environment
 from world.errors import InvalidRecInput
 
-USERS = list(HISTORIES)
-
 
 @pytest.fixture
-def data(tmp_path: Path) -> str:
-    return str(write_dataset(tmp_path / "data"))
+def users(amem_histories: dict[str, list[str]]) -> list[str]:
+    """Every user of the AMEM4Rec catalog, in catalog order."""
+    return list(amem_histories)
 
 
-def test_windows_never_reach_the_validation_or_test_interaction(data: str) -> None:
-    env = get_environment(data)
-    for user, items in HISTORIES.items():
+def test_windows_never_reach_the_validation_or_test_interaction(
+    amem_dataset: str, amem_histories: dict[str, list[str]], users: list[str]
+) -> None:
+    env = get_environment(amem_dataset)
+    for user, items in amem_histories.items():
         assert training_items(env, user) == items[:-2]
-    plan = plan_windows(env, USERS, 3, 0)
-    assert len(plan) == len(USERS) * 4  # 6 training items: windows start at 0..3
+    plan = plan_windows(env, users, 3, 0)
+    assert len(plan) == len(users) * 4  # 6 training items: windows start at 0..3
     for ref in plan:
-        assert ref.start + 3 <= len(HISTORIES[ref.user_id]) - 2
+        assert ref.start + 3 <= len(amem_histories[ref.user_id]) - 2
     capped = plan_windows(env, ["b", "a"], 3, 2)
     assert [(r.user_id, r.start) for r in capped] == [("a", 2), ("a", 3), ("b", 2), ("b", 3)]
     with pytest.raises(InvalidRecInput, match="window start 4 is outside user 'a'"):
         window_items(env, "a", 4, 3)
     with pytest.raises(InvalidRecInput, match="window start 4"):
-        train_graph.invoke({"user_id": "a", "start": 4}, context=Amem4RecContext(dataset=data))
+        train_graph.invoke({"user_id": "a", "start": 4}, context=Amem4RecContext(dataset=amem_dataset))
     ml = get_environment("ml-100k")
     for ref in plan_windows(ml, list(ml.cases)[:60], 3, 10):
         case = ml.cases[ref.user_id]
@@ -48,10 +48,14 @@ def test_windows_never_reach_the_validation_or_test_interaction(data: str) -> No
         ]
 
 
-def test_prompts_show_training_items_only(data: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_prompts_show_training_items_only(
+    amem_dataset: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     model = install(monkeypatch, PatternModel())
-    ctx = Amem4RecContext(dataset=data, llm="openai:gpt-4o-mini", amem4rec_pool=str(tmp_path / "pool"))
-    train_pool(get_environment(data), ctx, ["a"], concurrency=2)
+    ctx = Amem4RecContext(
+        dataset=amem_dataset, llm="openai:gpt-4o-mini", amem4rec_pool=str(tmp_path / "pool")
+    )
+    train_pool(get_environment(amem_dataset), ctx, ["a"], concurrency=2)
     extraction = [
         str(m[-1].content) for m in model.received if "consecutive interactions" in str(m[-1].content)
     ]
@@ -59,20 +63,20 @@ def test_prompts_show_training_items_only(data: str, tmp_path: Path, monkeypatch
     assert not any("[2]" in text or "[9]" in text for text in extraction)  # a's validation and test items
 
 
-def pool_after(ctx: Amem4RecContext, data: str, concurrency: int) -> MemoryPool:
-    return train_pool(get_environment(data), ctx, USERS, concurrency).pool
+def pool_after(ctx: Amem4RecContext, dataset: str, users: list[str], concurrency: int) -> MemoryPool:
+    return train_pool(get_environment(dataset), ctx, users, concurrency).pool
 
 
 def test_concurrency_does_not_change_the_pool(
-    data: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    amem_dataset: str, users: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     install(monkeypatch, PatternModel())
-    ctx = Amem4RecContext(dataset=data, llm="openai:gpt-4o-mini", amem4rec_round_windows=5)
-    one = pool_after(replace(ctx, amem4rec_pool=str(tmp_path / "one")), data, 1)
-    five = pool_after(replace(ctx, amem4rec_pool=str(tmp_path / "five")), data, 5)
+    ctx = Amem4RecContext(dataset=amem_dataset, llm="openai:gpt-4o-mini", amem4rec_round_windows=5)
+    one = pool_after(replace(ctx, amem4rec_pool=str(tmp_path / "one")), amem_dataset, users, 1)
+    five = pool_after(replace(ctx, amem4rec_pool=str(tmp_path / "five")), amem_dataset, users, 5)
     assert one.fingerprint() == five.fingerprint()
     summary = training_summary(
-        train_pool(get_environment(data), replace(ctx, amem4rec_pool=str(tmp_path / "one")), USERS, 1)
+        train_pool(get_environment(amem_dataset), replace(ctx, amem4rec_pool=str(tmp_path / "one")), users, 1)
     )
     assert (
         summary["windows"] == 24
@@ -92,12 +96,12 @@ class Killed(Exception):
 
 
 def test_a_run_killed_while_applying_finishes_with_the_same_pool(
-    data: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    amem_dataset: str, users: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     install(monkeypatch, PatternModel())
-    ctx = Amem4RecContext(dataset=data, llm="openai:gpt-4o-mini", amem4rec_round_windows=5)
-    whole = pool_after(replace(ctx, amem4rec_pool=str(tmp_path / "whole")), data, 3)
-    env = get_environment(data)
+    ctx = Amem4RecContext(dataset=amem_dataset, llm="openai:gpt-4o-mini", amem4rec_round_windows=5)
+    whole = pool_after(replace(ctx, amem4rec_pool=str(tmp_path / "whole")), amem_dataset, users, 3)
+    env = get_environment(amem_dataset)
     killed = replace(ctx, amem4rec_pool=str(tmp_path / "killed"))
 
     original = MemoryPool._apply_locked
@@ -111,9 +115,9 @@ def test_a_run_killed_while_applying_finishes_with_the_same_pool(
 
     monkeypatch.setattr(MemoryPool, "_apply_locked", die_at_13)
     with pytest.raises(Killed):
-        train_pool(env, killed, USERS, 3)
+        train_pool(env, killed, users, 3)
     monkeypatch.setattr(MemoryPool, "_apply_locked", original)
-    rerun = train_pool(env, killed, USERS, 3)
+    rerun = train_pool(env, killed, users, 3)
     # A round commits as one transaction: the third round's two applied windows were rolled back.
     assert rerun.applied_before == 10 and rerun.applied_now == 14
     assert rerun.rounds == [[r.key for r in rerun.plan[15:20]], [r.key for r in rerun.plan[20:]]]
@@ -122,11 +126,11 @@ def test_a_run_killed_while_applying_finishes_with_the_same_pool(
 
 
 def test_a_run_killed_while_proposing_finishes_with_the_same_pool(
-    data: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    amem_dataset: str, users: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     install(monkeypatch, PatternModel())
-    ctx = Amem4RecContext(dataset=data, llm="openai:gpt-4o-mini", amem4rec_round_windows=4)
-    whole = pool_after(replace(ctx, amem4rec_pool=str(tmp_path / "whole")), data, 2)
+    ctx = Amem4RecContext(dataset=amem_dataset, llm="openai:gpt-4o-mini", amem4rec_round_windows=4)
+    whole = pool_after(replace(ctx, amem4rec_pool=str(tmp_path / "whole")), amem_dataset, users, 2)
     killed = replace(ctx, amem4rec_pool=str(tmp_path / "killed"))
     original = MemoryPool.log_proposal
     logged = []
@@ -139,18 +143,21 @@ def test_a_run_killed_while_proposing_finishes_with_the_same_pool(
 
     monkeypatch.setattr(MemoryPool, "log_proposal", log_then_die)
     with pytest.raises(Killed):
-        pool_after(killed, data, 1)
+        pool_after(killed, amem_dataset, users, 1)
     monkeypatch.setattr(MemoryPool, "log_proposal", original)
-    rerun = train_pool(get_environment(data), killed, USERS, 2)
+    rerun = train_pool(get_environment(amem_dataset), killed, users, 2)
     assert rerun.applied_before == 8
     unlogged = [r.key for r in rerun.plan[8:12] if r.key not in logged]
     assert len(unlogged) == 2 and rerun.rounds[0] == unlogged  # only the unlogged ones are asked again
     assert rerun.pool.fingerprint() == whole.fingerprint()
 
 
-def test_cli_plans_trains_and_resumes(data: str, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_cli_plans_trains_and_resumes(
+    amem_dataset: str, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     pool = str(tmp_path / "pool")
-    args = ["amem4rec", "train", "--dataset", data, "--pool", pool, "--users", "3", "--windows-per-user", "2"]
+    args = ["amem4rec", "train", "--dataset", amem_dataset, "--pool", pool]
+    args += ["--users", "3", "--windows-per-user", "2"]
     assert main(args) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "3 users, 6 windows of 3 training items (2 per user, latest first), 6 still to train" in out

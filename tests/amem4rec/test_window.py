@@ -11,7 +11,6 @@ from graphs.amem4rec.train_graph import graph
 from prompts.amem4rec import EXTRACT
 from prompts.common import item_block
 from state.amem4rec.context import Amem4RecContext
-from tests.amem4rec.data import write_dataset
 from tests.fakes import ScriptedChatModel, install
 from tools.amem4rec.folder import open_pool
 from tools.amem4rec.record import memory_text
@@ -34,14 +33,16 @@ def cosine(a: str, b: str) -> float:
     return float(vectors[0] @ vectors[1])
 
 
-def test_every_branch_leaves_the_exact_pool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_branch_leaves_the_exact_pool(
+    amem_dataset: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The branches below follow from these similarities (MiniLM); check them first.
     refined_text = memory_text(REFINED, DRAMA[1])
     assert 0.55 <= cosine(memory_text(*ROMANCE), refined_text) < 0.9
     assert cosine(memory_text(*SCIFI), refined_text) < 0.55
     assert cosine(memory_text(*SCIFI), memory_text(*ROMANCE)) < 0.55
 
-    data = str(write_dataset(tmp_path / "data"))
+    data = amem_dataset
     env = get_environment(data)
     link = json.dumps(
         {"should_link": True, "linked_thought_ids": ["m-a-0"], "reasoning": "Same drama habit."}
@@ -174,8 +175,10 @@ def test_every_branch_leaves_the_exact_pool(tmp_path: Path, monkeypatch: pytest.
     assert pool.evolution_histogram() == {0: 3, 2: 1}
 
 
-def test_item_names_are_removed_from_an_extraction(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    data = str(write_dataset(tmp_path / "data"))
+def test_item_names_are_removed_from_an_extraction(
+    amem_dataset: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = amem_dataset
     leaky = {
         "behavior_explanation": "Loves Moonlight Harbor and the quiet orchard.",
         "pattern_description": "After Night Shift Blues comes a crime drama.",
@@ -191,8 +194,8 @@ def test_item_names_are_removed_from_an_extraction(tmp_path: Path, monkeypatch: 
     assert out["usage"][0]["repair_kinds"] == {"named_item": 3}
 
 
-def test_ablations_change_the_route(tmp_path: Path) -> None:
-    data = str(write_dataset(tmp_path / "data"))
+def test_ablations_change_the_route(amem_dataset: str, tmp_path: Path) -> None:
+    data = amem_dataset
     base = Amem4RecContext(dataset=data, amem4rec_pool=str(tmp_path / "full"))
     graph.invoke({"user_id": "a", "start": 0}, context=base)
     same = graph.invoke({"user_id": "f", "start": 0}, context=base)  # heuristic: a similar drama window

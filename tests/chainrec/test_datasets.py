@@ -5,7 +5,8 @@ retrieve mode."""
 from __future__ import annotations
 
 import math
-from pathlib import Path
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -13,19 +14,15 @@ from agents.chainrec.online.domain_tools import haversine_km
 from graphs.chainrec.graph import graph
 from graphs.registry import get_graph
 from state.chainrec.context import ChainRecContext
-from tests.chainrec.data import U1_CANDIDATES, last_values, write_agentsociety, write_titles_only
 from world.environment import get_environment
 
 
-@pytest.fixture
-def books(tmp_path: Path) -> str:
-    return str(write_agentsociety(tmp_path / "books"))
-
-
-def test_every_tool_runs_on_an_agentsociety_dataset(books: str) -> None:
+def test_every_tool_runs_on_an_agentsociety_dataset(
+    books: str, u1_candidates: list[str], final_state: Callable[..., dict[str, Any]]
+) -> None:
     context = ChainRecContext(dataset=books)
     output = get_graph("chainrec_fixed").invoke(
-        {"user_id": "u1", "candidates": U1_CANDIDATES}, context=context
+        {"user_id": "u1", "candidates": u1_candidates}, context=context
     )
     assert output["details"]["tools"] == [
         "LongTermPreference",
@@ -50,7 +47,7 @@ def test_every_tool_runs_on_an_agentsociety_dataset(books: str) -> None:
     assert trajectory["AuthorPreference"]["summary"] == (
         "Favours Frank Herbert, William Gibson, Jane Austen; 3 candidates share an author."
     )
-    memory = graph_memory(books, "u1")
+    memory = graph_memory(final_state, books, "u1", u1_candidates)
     author = {e["item_id"]: e["score"] for e in memory["AuthorPreference"]["items"]}
     assert author == pytest.approx(
         {"b3": 2.0 / 3, "b7": 0.8 / 3, "b8": 0.0, "b9": 0.0, "b10": 0.6 / 3}, abs=1e-4
@@ -71,18 +68,20 @@ def test_every_tool_runs_on_an_agentsociety_dataset(books: str) -> None:
         "key": "praise",
         "value": '"Epic desert politics and ecology."',
     }
-    assert sorted(output["ranking"]) == sorted(U1_CANDIDATES)
+    assert sorted(output["ranking"]) == sorted(u1_candidates)
 
 
-def graph_memory(dataset: str, user: str) -> dict[str, dict]:
+def graph_memory(
+    final_state: Callable[..., dict[str, Any]], dataset: str, user: str, candidates: list[str]
+) -> dict[str, dict]:
     """The full memory entries of a fixed-chain episode, by tool."""
     context = ChainRecContext(dataset=dataset, chainrec_planner="fixed", chainrec_max_steps=8)
-    final = last_values(graph, {"user_id": user, "candidates": U1_CANDIDATES}, context)
+    final = final_state(graph, {"user_id": user, "candidates": candidates}, context)
     return {entry["tool"]: entry for entry in final["memory"]}
 
 
-def test_titles_only_order_only_data_switches_tools_off(tmp_path: Path) -> None:
-    bare = str(write_titles_only(tmp_path / "bare"))
+def test_titles_only_order_only_data_switches_tools_off(titles_only_catalog: str) -> None:
+    bare = titles_only_catalog
     request = {"user_id": "a", "candidates": ["t4", "t5", "t6"]}
     output = get_graph("chainrec_fixed").invoke(request, context=ChainRecContext(dataset=bare))
     note = output["trace"][1]["content"]

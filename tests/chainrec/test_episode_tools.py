@@ -3,12 +3,9 @@ held-out target, nothing after the target time), orders, budgets, and ratings-on
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from langchain_core.tools import ToolException
 
-from tests.chainrec.data import write_agentsociety
 from tools.chainrec.episode_tools import (
     ENVIRONMENT_TOOLS,
     EpisodeScope,
@@ -18,11 +15,6 @@ from tools.chainrec.episode_tools import (
     get_user,
 )
 from world.environment import get_environment
-
-
-@pytest.fixture
-def books(tmp_path: Path) -> str:
-    return str(write_agentsociety(tmp_path / "books"))
 
 
 def scope(dataset: str, user: str = "u1", scenario: str = "classic") -> EpisodeScope:

@@ -5,24 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
-
-import pytest
 
 from agents.usage import critical_path_depth
 from graphs.chainrec.graph import graph
 from graphs.registry import get_graph
 from state.chainrec.context import ChainRecContext
-from tests.chainrec.data import U1_CANDIDATES, last_values, write_agentsociety
 from tests.fakes import ScriptedChatModel, install
 
 ML_CANDIDATES = ["50", "181", "1", "2", "3", "100", "258", "300", "12", "7"]
-
-
-@pytest.fixture
-def books(tmp_path: Path) -> str:
-    return str(write_agentsociety(tmp_path / "books"))
 
 
 def answer(**fields: Any) -> str:
@@ -37,7 +29,9 @@ def roles(output: dict) -> list[str]:
     return [m["role"] for m in output["trace"]]
 
 
-def test_scripted_planner_drives_a_three_tool_trajectory(monkeypatch, books: str) -> None:
+def test_scripted_planner_drives_a_three_tool_trajectory(
+    monkeypatch, books: str, u1_candidates: list[str], final_state: Callable[..., dict[str, Any]]
+) -> None:
     script = [
         plan("ShortTermPreference", "recent intent first"),
         answer(
@@ -89,7 +83,7 @@ def test_scripted_planner_drives_a_three_tool_trajectory(monkeypatch, books: str
     ]
     model = install(monkeypatch, ScriptedChatModel(script=script))
     context = ChainRecContext(dataset=books, llm="openai:gpt-4o-mini", chainrec_planner="llm", llm_retries=0)
-    final = last_values(graph, {"user_id": "u1", "candidates": U1_CANDIDATES}, context)
+    final = final_state(graph, {"user_id": "u1", "candidates": u1_candidates}, context)
     output = {
         key: final[key] for key in ("ranking", "rationales", "details", "trace", "usage") if key in final
     }
@@ -185,9 +179,9 @@ def test_scripted_planner_drives_a_three_tool_trajectory(monkeypatch, books: str
     assert 'ShortTermPreference (confidence 0.90): "Back to Dune after two Austen misses."' in prompts[2]
     sent = [kwargs["extra_body"]["response_format"]["json_schema"]["schema"] for kwargs in model.kwargs_seen]
     assert "items" not in sent[1]["properties"]  # a user tool is not asked for per-candidate entries
-    assert sent[3]["properties"]["items"]["items"]["properties"]["item_id"]["enum"] == U1_CANDIDATES
+    assert sent[3]["properties"]["items"]["items"]["properties"]["item_id"]["enum"] == u1_candidates
     assert sent[3]["properties"]["items"]["minItems"] == sent[3]["properties"]["items"]["maxItems"] == 5
-    assert sent[7]["properties"]["ranked"]["items"]["properties"]["item_id"]["enum"] == U1_CANDIDATES
+    assert sent[7]["properties"]["ranked"]["items"]["properties"]["item_id"]["enum"] == u1_candidates
     second_enum = model.kwargs_seen[2]["extra_body"]["response_format"]["json_schema"]["schema"]
     assert "ShortTermPreference" not in second_enum["properties"]["action"]["enum"]
     assert second_enum["properties"]["action"]["enum"][-1] == "CandidateRank"

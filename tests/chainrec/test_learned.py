@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,8 +29,6 @@ from graphs.chainrec.learned import train_for_bench
 from graphs.hooks import PrepareRequest
 from recgraph.cli import main
 from state.chainrec.context import ChainRecContext
-from tests.chainrec.data import write_agentsociety
-from tests.chainrec.offline_data import toy_rows
 
 REQUEST = {"user_id": "1", "candidates": ["1", "50", "181", "100", "258", "7", "300"]}
 PLAIN = {
@@ -42,10 +42,12 @@ PLAIN = {
 
 
 @pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def checkpoint(
+    tmp_path_factory: pytest.TempPathFactory, toy_trajectory_rows: Callable[..., list[dict[str, Any]]]
+) -> Path:
     """A checkpoint trained on the toy rows (its features fit any dataset)."""
     config = TrainConfig(hidden=16, sft_epochs=60, dpo_epochs=10, eval_every=20)
-    result = train_policy(toy_rows(8), 3, 0.01, config)
+    result = train_policy(toy_trajectory_rows(8), 3, 0.01, config)
     folder = tmp_path_factory.mktemp("ckpt") / "classic-toy"
     return write_checkpoint(
         folder, {"dataset": "toy", "scenario": "classic"}, config.as_dict(), result, {}, "toy"
@@ -118,8 +120,7 @@ def test_blocking_work_is_announced_until_done(checkpoint: Path) -> None:
     assert not needs_blocking(replace(context, chainrec_planner="rule"), "classic", memory)
 
 
-def test_prepare_hook_trains_once_on_training_tasks_then_reuses(tmp_path: Path) -> None:
-    books = str(write_agentsociety(tmp_path / "books"))
+def test_prepare_hook_trains_once_on_training_tasks_then_reuses(books: str, tmp_path: Path) -> None:
     context = ChainRecContext(
         dataset=books, chainrec_planner="learned", chainrec_chain_cap=30, chainrec_train_tasks=10
     )
@@ -165,8 +166,10 @@ def test_prepare_hook_trains_once_on_training_tasks_then_reuses(tmp_path: Path) 
     assert output["details"]["planner_used"][0].startswith("learned")
 
 
-def test_exports_carry_the_llm_planners_prompts(tmp_path: Path) -> None:
-    rows = toy_rows(4)
+def test_exports_carry_the_llm_planners_prompts(
+    toy_trajectory_rows: Callable[..., list[dict[str, Any]]], tmp_path: Path
+) -> None:
+    rows = toy_trajectory_rows(4)
     sft = list(sft_rows(rows, 3))
     dpo = list(dpo_rows(rows, 3, 2, 0))
     assert len(sft) == 8  # each best chain: one tool, then CandidateRank
@@ -188,8 +191,9 @@ def test_exports_carry_the_llm_planners_prompts(tmp_path: Path) -> None:
     assert loaded[0]["prompt"][0]["role"] == "system"
 
 
-def test_cli_trajectories_train_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    books = str(write_agentsociety(tmp_path / "books"))
+def test_cli_trajectories_train_export(
+    books: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     common = ["--dataset", books, "--users", "3", "--candidates", "4", "--chain-cap", "25"]
     assert main(["chainrec", "trajectories", *common]) == 0
     assert "3 training tasks (3 new), 75 chains scored" in capsys.readouterr().out

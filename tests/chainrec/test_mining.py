@@ -22,7 +22,6 @@ from agents.chainrec.mining.traces import generate_traces, open_log, trace_agent
 from recgraph.cli import main
 from state.chainrec.context import ChainRecContext
 from state.chainrec.mining_schemas import CotAnswer, CotStep
-from tests.chainrec.data import write_agentsociety, write_titles_only
 from tests.fakes import ScriptedChatModel, install
 from world.environment import get_environment
 
@@ -185,8 +184,8 @@ def test_heuristic_without_traces_and_malformed_files_are_one_line_errors(
         assert error.count("\n") == 1 and f"{path}, {problem}" in error, error
 
 
-def test_trace_tasks_show_what_the_validation_time_allows_and_never_the_test_target(tmp_path: Path) -> None:
-    env = get_environment(str(write_agentsociety(tmp_path / "books")))
+def test_trace_tasks_show_what_the_validation_time_allows_and_never_the_test_target(books: str) -> None:
+    env = get_environment(books)
     assert trainable_users(env) == ["u1", "u2", "u3", "u4"]
     task = trace_task(env, "u1", ["b7", "b2", "b9", "b8", "b10"])
     assert task.target == "b2" and task.missing == ()
@@ -202,8 +201,8 @@ def test_trace_tasks_show_what_the_validation_time_allows_and_never_the_test_tar
         trace_task(env, "u1", ["b2", "b3", "b7"])
 
 
-def test_titles_only_catalogs_say_what_is_missing(tmp_path: Path) -> None:
-    env = get_environment(str(write_titles_only(tmp_path / "bare")))
+def test_titles_only_catalogs_say_what_is_missing(titles_only_catalog: str) -> None:
+    env = get_environment(titles_only_catalog)
     task = trace_task(env, "a", ["t5", "t3", "t6"])
     assert task.missing == ("review text", "ratings", "categories", "dates")
     prompt = "\n".join(str(m.content) for m in trace_agent(task, budget=7).messages)
@@ -211,8 +210,8 @@ def test_titles_only_catalogs_say_what_is_missing(tmp_path: Path) -> None:
     assert '[t3] "Green Finch"' in prompt and "review:" not in prompt
 
 
-def test_answers_are_validated_against_the_candidates(tmp_path: Path) -> None:
-    task = trace_task(get_environment(str(write_agentsociety(tmp_path / "books"))), "u2", ["b8", "b1", "b2"])
+def test_answers_are_validated_against_the_candidates(books: str) -> None:
+    task = trace_task(get_environment(books), "u2", ["b8", "b1", "b2"])
     validate = trace_agent(task, budget=7).validate
     steps = [CotStep(label=" User   profile ", text="likes dune"), CotStep(label="Final ranking", text="")]
     answer, repairs = validate(CotAnswer(steps=steps, ranking=["b1", "ghost", "b1"]))
@@ -225,9 +224,8 @@ def test_answers_are_validated_against_the_candidates(tmp_path: Path) -> None:
 
 
 def test_llm_sim_end_to_end_traces_resume_and_mine(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    books: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    books = str(write_agentsociety(tmp_path / "books"))
     out = tmp_path / "mined"
     command = [
         "chainrec",
@@ -268,9 +266,9 @@ def test_llm_sim_end_to_end_traces_resume_and_mine(
 
 
 def test_generation_retries_a_useless_answer_falls_back_after_the_retries_and_logs_both(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    books: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    env = get_environment(str(write_agentsociety(tmp_path / "books")))
+    env = get_environment(books)
     tasks = [trace_task(env, "u2", ["b8", "b1", "b2"]), trace_task(env, "u4", ["b1", "b8", "b2"])]
     good = json.dumps(
         {"steps": [{"label": "Series check", "text": "likes sequels"}], "ranking": ["b8", "b2"]}

@@ -5,7 +5,9 @@ weights, and the expert / preference-pair rules (Eq. 10, Eq. 11)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -13,7 +15,6 @@ import torch
 
 from agents.chainrec.offline.policy_data import best_chain, preference_pairs, prefers
 from agents.chainrec.offline.policy_train import TrainConfig, dpo_loss, train_policy, trajectory_log_probs
-from tests.chainrec.offline_data import toy_row, toy_rows
 
 FAST = TrainConfig(
     hidden=32,
@@ -46,8 +47,10 @@ def test_trajectory_log_probs_sum_the_chosen_actions_per_trajectory() -> None:
     assert sums.tolist() == pytest.approx([math.log(0.5 * 0.5), math.log(0.1)])
 
 
-def test_expert_and_pairs_prefer_reward_then_fewer_steps() -> None:
-    row = toy_row(1)
+def test_expert_and_pairs_prefer_reward_then_fewer_steps(
+    toy_trajectory_row: Callable[[int], dict[str, Any]],
+) -> None:
+    row = toy_trajectory_row(1)
     assert best_chain(row) == ("2", 0.9)
     assert prefers(("0", 0.5), ("0.1", 0.5)) and not prefers(("0.1", 0.5), ("0", 0.5))
     assert prefers(("0.1", 0.6), ("0", 0.5))
@@ -63,8 +66,10 @@ def test_expert_and_pairs_prefer_reward_then_fewer_steps() -> None:
 
 
 @pytest.mark.parametrize("mode", ["best", "any"])
-def test_sft_fits_the_toy_set_and_dpo_widens_the_heldout_margin(mode: str) -> None:
-    result = train_policy(toy_rows(), max_steps=3, lam=0.01, config=replace(FAST, pair_mode=mode))
+def test_sft_fits_the_toy_set_and_dpo_widens_the_heldout_margin(
+    mode: str, toy_trajectory_rows: Callable[..., list[dict[str, Any]]]
+) -> None:
+    result = train_policy(toy_trajectory_rows(), max_steps=3, lam=0.01, config=replace(FAST, pair_mode=mode))
     sft_end = result.curves["sft"][-1]
     assert sft_end["train_accuracy"] == 1.0
     assert sft_end["heldout_accuracy"] == 1.0
@@ -75,14 +80,14 @@ def test_sft_fits_the_toy_set_and_dpo_widens_the_heldout_margin(mode: str) -> No
         assert result.data["dpo_pairs"] == 4 * result.data["train_tasks"]
 
 
-def test_training_is_reproducible() -> None:
-    first = train_policy(toy_rows(8), max_steps=3, lam=0.01, config=FAST)
-    second = train_policy(toy_rows(8), max_steps=3, lam=0.01, config=FAST)
+def test_training_is_reproducible(toy_trajectory_rows: Callable[..., list[dict[str, Any]]]) -> None:
+    first = train_policy(toy_trajectory_rows(8), max_steps=3, lam=0.01, config=FAST)
+    second = train_policy(toy_trajectory_rows(8), max_steps=3, lam=0.01, config=FAST)
     for a, b in ((first.sft, second.sft), (first.dpo, second.dpo)):
         assert a is not None and b is not None
         for name in ("w1", "b1", "w2", "b2"):
             assert np.array_equal(getattr(a, name), getattr(b, name))
     other = train_policy(
-        toy_rows(8), max_steps=3, lam=0.01, config=TrainConfig(**{**FAST.as_dict(), "seed": 1})
+        toy_trajectory_rows(8), max_steps=3, lam=0.01, config=TrainConfig(**{**FAST.as_dict(), "seed": 1})
     )
     assert not np.array_equal(first.sft.w1, other.sft.w1)

@@ -95,5 +95,6 @@ def rank_call(episode: Episode) -> RankCall:
                 "ranked[].reason": {"maxLength": NOTE_CHARS},
             },
         ),
+        ranked_ids=lambda answer: [entry.item_id for entry in answer.ranked],
     )
     return RankCall(task, fused, ctx)

@@ -1,10 +1,9 @@
-"""The learned planner in the online interface (`Context.chainrec_planner` = "learned" or "auto").
+"""The learned planner in the online interface (`ChainRecContext.chainrec_planner` = "learned").
 
 It scores the feasible actions with the checkpoint's policy (policy.py) over the state features of
-features.py and picks the most likely one. Without a checkpoint for the dataset (e.g. a fresh Studio
-server: nothing trains at serving time) it plans with the rule planner and says so in every
-decision's reason; `name` then reads "rule", so the trace and the details name the planner that
-actually decided.
+features.py and picks the most likely one. Without a checkpoint for the dataset and scenario (e.g. a
+fresh Studio server: nothing trains at serving time) it refuses in one line that says how to train
+one: a method means one thing, whatever the cache holds.
 
 Blocking work — finding and reading the checkpoint, embedding new memory lines with MiniLM — happens
 once per process / per line; `needs_blocking` tells the graph when the next decision would do any
@@ -20,7 +19,6 @@ from typing import Any
 import numpy as np
 
 from agents.chainrec.online.features import memory_embedding, missing_lines, state_vector, task_facts
-from agents.chainrec.online.planners import RulePlanner
 from agents.chainrec.online.planning import PlanView, choose
 from agents.chainrec.online.policy import (
     ACTIONS,
@@ -35,6 +33,7 @@ from state.chainrec.context import ChainRecContext
 from state.chainrec.schemas import PlannerChoice
 from tools.chainrec.episode_tools import EpisodeScope
 from world.environment import get_environment
+from world.errors import RecgraphError
 
 _facts: OrderedDict[tuple[str, str, str, tuple[str, ...]], dict[str, Any]] = OrderedDict()
 FACTS_CACHE = 4096
@@ -53,7 +52,7 @@ def episode_facts(dataset: str, view: PlanView) -> dict[str, Any]:
 
 def needs_blocking(ctx: ChainRecContext, scenario: str, memory: Sequence[Mapping[str, Any]]) -> bool:
     """True when the learned planner's next decision would read the disk or run MiniLM."""
-    if ctx.chainrec_planner not in ("learned", "auto"):
+    if ctx.chainrec_planner != "learned":
         return False
     if not is_resolved(ctx.dataset, scenario, ctx.chainrec_checkpoint):
         return True
@@ -63,25 +62,42 @@ def needs_blocking(ctx: ChainRecContext, scenario: str, memory: Sequence[Mapping
     return not is_loaded(folder, ctx.chainrec_policy_stage) or bool(missing_lines(memory))
 
 
+class MissingCheckpoint(RecgraphError):
+    """The learned planner has no checkpoint to plan with."""
+
+    @classmethod
+    def of(cls, ctx: ChainRecContext, scenario: str) -> MissingCheckpoint:
+        """The one-line refusal for `ctx`'s dataset and `scenario`, saying how to get a checkpoint."""
+        if ctx.chainrec_checkpoint:
+            return cls(
+                f"chainrec_checkpoint {ctx.chainrec_checkpoint!r} holds no trained planner (config.json)"
+            )
+        train = f"recgraph chainrec train --dataset {ctx.dataset} --scenario {scenario}"
+        return cls(
+            f"no learned planner checkpoint for {ctx.dataset} ({scenario}): train one with `{train}` "
+            "(`recgraph bench --methods chainrec_learned` trains it too), or set chainrec_checkpoint"
+        )
+
+
 class LearnedPlanner:
-    """π_θ(a | s) from a checkpoint; the rule planner when there is none (said in the reason)."""
+    """π_θ(a | s) from a checkpoint; refuses when there is none (`MissingCheckpoint`)."""
 
     def __init__(self, ctx: ChainRecContext) -> None:
         """`ctx`: dataset, checkpoint, stage and step budget."""
         self.ctx = ctx
         self.name = "learned"
-        self.backup = RulePlanner()
 
     def bind(self, scenario: str) -> None:
-        """Name the planner that will decide in `scenario` ("learned-<stage>" or "rule"), also for
-        decisions the mask forces without asking it."""
-        checkpoint = self.checkpoint(scenario)
-        self.name = "rule" if checkpoint is None else f"learned-{checkpoint.stage}"
+        """Name the planner that will decide in `scenario` ("learned-<stage>"), also for decisions
+        the mask forces without asking it."""
+        self.name = f"learned-{self.checkpoint(scenario).stage}"
 
-    def checkpoint(self, scenario: str) -> Checkpoint | None:
-        """The checkpoint this decision uses (None: none for the dataset and scenario)."""
+    def checkpoint(self, scenario: str) -> Checkpoint:
+        """The checkpoint this decision uses; `MissingCheckpoint` when there is none."""
         folder = find_checkpoint(self.ctx.dataset, scenario, self.ctx.chainrec_checkpoint)
-        return None if folder is None else load_checkpoint(folder, self.ctx.chainrec_policy_stage)
+        if folder is None:
+            raise MissingCheckpoint.of(self.ctx, scenario)
+        return load_checkpoint(folder, self.ctx.chainrec_policy_stage)
 
     def probabilities(self, checkpoint: Checkpoint, view: PlanView) -> dict[str, float]:
         """π(a | s) over the feasible actions."""
@@ -95,14 +111,8 @@ class LearnedPlanner:
         }
 
     def decide(self, view: PlanView) -> PlannerChoice:
-        """The policy's most likely feasible action, or the rule planner's choice without a checkpoint."""
+        """The policy's most likely feasible action."""
         checkpoint = self.checkpoint(view.scenario)
-        if checkpoint is None:
-            self.name = "rule"
-            choice = self.backup.decide(view)
-            where = self.ctx.chainrec_checkpoint or f"{self.ctx.dataset} ({view.scenario})"
-            note = f"no learned planner checkpoint for {where}: rule planner; {choice.reason}"
-            return choice.model_copy(update={"reason": note})
         self.name = f"learned-{checkpoint.stage}"
         scores = self.probabilities(checkpoint, view)
         choice = choose(scores, view, f"learned[{checkpoint.label}]: most likely action {{action}}")

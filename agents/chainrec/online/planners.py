@@ -178,7 +178,6 @@ PLANNERS: dict[str, Callable[[ChainRecContext], Planner | AskingPlanner]] = {
     "fixed": lambda ctx: FixedPlanner(parse_chain(ctx.chainrec_fixed_chain)),
     "llm": lambda ctx: LlmPlanner(),
     "learned": lambda ctx: _learned(ctx),
-    "auto": lambda ctx: _learned(ctx),
 }
 """`Context.chainrec_planner` -> factory. A new planner is one more entry."""
 

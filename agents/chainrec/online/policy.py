@@ -7,8 +7,9 @@ A checkpoint is a folder (written by policy_train.py):
     dpo.npz       weights after DPO (Eq. 11), absent for an SFT-only training
     curves.json / curves.png / evaluation.json
 Bench and CLI checkpoints live under `<dataset cache>/chainrec_planner/<scenario>-<key>/`;
-`latest.json` beside them names the newest one per scenario, which is what `chainrec` (planner
-"auto") and `chainrec_learned` look up when `Context.chainrec_checkpoint` is empty.
+`latest.json` beside them names the newest one per scenario, which the learned planner uses when
+`chainrec_checkpoint` is empty (Studio, `graph.invoke()`); `recgraph bench` always names the
+checkpoint its protocol trained, so a run never depends on what else the cache holds.
 """
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ def is_resolved(dataset_spec: str, scenario: str, explicit: str = "") -> bool:
 
 def find_checkpoint(dataset_spec: str, scenario: str, explicit: str = "") -> Path | None:
     """The checkpoint to plan with: `explicit` when given, else the newest for the dataset and
-    scenario, else the newest classic one; None when there is none. Looked up once per process
+    scenario (never another scenario's); None when there is none. Looked up once per process
     (reads the disk: call it off the event loop first; `mark_latest` forgets the answers)."""
     key = (dataset_spec, scenario, explicit)
     if key not in _found:
@@ -114,10 +115,8 @@ def _find(dataset_spec: str, scenario: str, explicit: str) -> Path | None:
         return Path(explicit) if (Path(explicit) / "config.json").is_file() else None
     root = checkpoint_root(dataset_spec)
     latest = read_latest(root)
-    for name in (latest.get(scenario), latest.get("classic")):
-        if name and (root / name / "config.json").is_file():
-            return root / name
-    return None
+    name = latest.get(scenario)
+    return root / name if name and (root / name / "config.json").is_file() else None
 
 
 @dataclass(frozen=True)

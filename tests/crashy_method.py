@@ -1,7 +1,10 @@
 """A test-only method with a planted failure: `crashy` ranks by popularity through the shared node
 factory and raises `ValueError("planted failure")` in its `crashy_ranker` node for the users in
 `CRASH_ON`; `PREPARE_FAILS` makes its prepare hook raise instead. `RANKED` lists every user the
-node was asked to rank (what a resumed run redoes)."""
+node was asked to rank (what a resumed run redoes).
+
+Tests register it as a method by its "module:attribute" references (`tests.crashy_method:graph`,
+`tests.crashy_method:prepare`), which the registry imports, so it is a module and not a fixture."""
 
 from __future__ import annotations
 
