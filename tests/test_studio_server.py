@@ -4,7 +4,7 @@ The server starts as users start it (no `--allow-blocking`: a blocking call on i
 fails the run) with an empty `RECGRAPH_HOME`, so every run below meets cold caches. Every graph
 in the registry, future ones included, runs its registry `studio_example` twice: cold (first
 call per node: embeddings, indexes and models are built) and warm (on the loop). The graphs run
-on a small slice of ml-100k (tests/studio_data.py) so the cold MiniLM embeddings take seconds.
+on a small slice of ml-100k (the `write_studio_slice` fixture) so the cold MiniLM embeddings take seconds.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -28,10 +29,12 @@ from graphs.registry import METHODS, SERVICE_GRAPHS, descriptions, studio_exampl
 from state.arag.context import AragContext
 from state.baselines.context import BaselinesContext
 from state.memrec.context import MemRecContext
-from tests.studio_data import OTHER_REQUEST, write_slice
+from tests.langsmith_stub import LangSmithStub
 
 REPO = Path(__file__).resolve().parent.parent
 SERVED = [*METHODS, *SERVICE_GRAPHS]
+NEEDS_TRAINING = ["chainrec_learned", "chainrec_sft"]
+"""Methods whose graph reads trained state that `recgraph bench` trains and Studio does not."""
 
 
 @dataclass(frozen=True)
@@ -82,30 +85,31 @@ def run_wait(port: int, assistant_id: str, payload: dict, context: dict | None =
     return result
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
+@contextmanager
+def dev_server(tmp_path_factory: pytest.TempPathFactory, dataset: str, **env: str) -> Iterator[DevServer]:
+    """`langgraph dev` as users start it (no --allow-blocking), on an empty RECGRAPH_HOME; `env` adds
+    to its environment (e.g. LangSmith's)."""
     port = free_port()
     home = tmp_path_factory.mktemp("cold-recgraph-home")
-    examples = [*studio_examples().values(), OTHER_REQUEST]
-    dataset = write_slice(tmp_path_factory.mktemp("studio-data"), examples)
     langgraph = Path(sys.executable).with_name("langgraph")
     (REPO / ".cache").mkdir(exist_ok=True)
-    log = open(REPO / ".cache" / "langgraph-dev-test.log", "w")  # noqa: SIM115
-    env = {
+    log = open(REPO / ".cache" / f"langgraph-dev-test-{port}.log", "w")  # noqa: SIM115
+    environment = {
         **os.environ,
         "RECGRAPH_HOME": str(home),
         "LANGSMITH_TRACING": "false",
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+        **env,
     }
     for inherited in ("RECGRAPH_LLM", "RECGRAPH_BASE_URL", "RECGRAPH_SIM_URL"):
-        env.pop(inherited, None)  # the defaults Studio shows are the project's own
+        environment.pop(inherited, None)  # the defaults Studio shows are the project's own
     process = subprocess.Popen(
         [str(langgraph), "dev", "--no-browser", "--no-reload", "--port", str(port)],
         cwd=REPO,
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,
-        env=env,
+        env=environment,
     )
     try:
         deadline = time.time() + 120
@@ -115,11 +119,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
                     break
             except OSError:
                 if process.poll() is not None or time.time() > deadline:
-                    message = "langgraph dev did not come up; see .cache/langgraph-dev-test.log"
+                    message = f"langgraph dev did not come up; see .cache/langgraph-dev-test-{port}.log"
                     raise RuntimeError(message) from None
                 time.sleep(0.5)
         assert not any(home.iterdir()), "the server's cache must start empty"
-        yield DevServer(port, str(dataset), home)
+        yield DevServer(port, dataset, home)
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         try:
@@ -128,6 +132,21 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
         log.close()
+
+
+@pytest.fixture(scope="module")
+def studio_dataset(
+    tmp_path_factory: pytest.TempPathFactory, write_studio_slice, other_studio_request: dict[str, Any]
+) -> str:
+    """The ml-100k slice holding every id of the registry's Studio examples and the other request."""
+    examples = [*studio_examples().values(), other_studio_request]
+    return str(write_studio_slice(tmp_path_factory.mktemp("studio-data"), examples))
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, studio_dataset: str) -> Iterator[DevServer]:
+    with dev_server(tmp_path_factory, studio_dataset) as running:
+        yield running
 
 
 def assistants(server: DevServer) -> dict[str, dict]:
@@ -161,8 +180,10 @@ def test_settings_form_shows_the_common_and_the_method_s_own_knobs_only(server: 
         assert set(schemas["context_schema"]["properties"]) == {f.name for f in fields(knobs)}, name
 
 
-@pytest.mark.parametrize("name", SERVED)
-def test_graph_runs_its_studio_example_cold_then_warm_then_other_items(server: DevServer, name: str) -> None:
+@pytest.mark.parametrize("name", [name for name in SERVED if name not in NEEDS_TRAINING])
+def test_graph_runs_its_studio_example_cold_then_warm_then_other_items(
+    server: DevServer, name: str, other_studio_request: dict[str, Any]
+) -> None:
     example = studio_examples()[name]
     context = {"dataset": server.dataset}
     cold = run_wait(server.port, name, example, context)
@@ -174,8 +195,47 @@ def test_graph_runs_its_studio_example_cold_then_warm_then_other_items(server: D
         assert cold["trace"][0]["role"] == "validate_input"
         assert warm["ranking"] == cold["ranking"]  # heuristic backend: deterministic
         # Items no earlier run read: their vectors are embedded (files written) off the event loop.
-        other = run_wait(server.port, name, OTHER_REQUEST, context)
-        assert sorted(other["ranking"]) == sorted(OTHER_REQUEST["candidates"])
+        other = run_wait(server.port, name, other_studio_request, context)
+        assert sorted(other["ranking"]) == sorted(other_studio_request["candidates"])
+
+
+@pytest.mark.parametrize("name", NEEDS_TRAINING)
+def test_a_method_needing_trained_state_refuses_in_one_line_on_a_cold_cache(
+    server: DevServer, name: str
+) -> None:
+    """The learned planner never plans with another planner behind its name: without a checkpoint it
+    says how to train one (what runs never depends on what the cache holds)."""
+    result = run_raw(server.port, name, studio_examples()[name], {"dataset": server.dataset})
+    assert result["__error__"]["error"] == "MissingCheckpoint"
+    message = result["__error__"]["message"]
+    assert message.startswith(f"no learned planner checkpoint for {server.dataset} (classic): train one with")
+    assert "recgraph chainrec train --dataset" in message and "\n" not in message
+
+
+def test_a_studio_run_is_found_by_the_readme_s_filters(
+    tmp_path_factory: pytest.TempPathFactory, studio_dataset: str
+) -> None:
+    """A run started from Studio (the Agent Server API), traced to a LangSmith server on loopback,
+    carries the tags and metadata `recgraph recommend` runs carry."""
+    with LangSmithStub() as stub:
+        tracing = {
+            "LANGSMITH_TRACING": "true",
+            "LANGCHAIN_TRACING_V2": "true",  # conftest sets it "false", which would win
+            "LANGSMITH_ENDPOINT": stub.url,
+            "LANGSMITH_API_KEY": "dummy",
+            "LANGSMITH_PROJECT": "studio",
+        }
+        with dev_server(tmp_path_factory, studio_dataset, **tracing) as traced:
+            run_wait(traced.port, "arag", studio_examples()["arag"], {"dataset": traced.dataset})
+            deadline = time.time() + 60
+            while not [r for r in stub.roots() if r["name"] == "arag"] and time.time() < deadline:
+                time.sleep(0.5)
+        [root] = [r for r in stub.roots() if r["name"] == "arag"]
+    dataset = Path(studio_dataset).name
+    assert {"method:arag", f"dataset:{dataset}", "backend:heuristic", "scenario:classic"} <= set(root["tags"])
+    metadata = root["extra"]["metadata"]
+    assert (metadata["user_id"], metadata["dataset"], metadata["backend"]) == ("1", dataset, "heuristic")
+    assert (metadata["scenario"], metadata["candidates"]) == ("classic", 5)
 
 
 def test_run_wait_returns_a_ranking_on_full_ml_100k(server: DevServer) -> None:

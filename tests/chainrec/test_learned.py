@@ -1,13 +1,15 @@
 """ChainRec's learned planner online and in the harness: it plans from a checkpoint (numpy, no
-torch), says so in the trace and the details, falls back to the rule planner — saying so — without
-one, keeps checkpoint reading and MiniLM off the event loop; the `prepare` hook trains once on
-training tasks (with progress) and reuses the checkpoint; the TRL exports carry exactly the LLM
-planner's prompts; the CLI runs trajectories, train and export end to end."""
+torch), says so in the trace and the details, refuses in one line without one (never another
+scenario's checkpoint, never another planner), keeps checkpoint reading and MiniLM off the event
+loop; the `prepare` hook trains once on training tasks (with progress) and reuses the checkpoint;
+the TRL exports carry exactly the LLM planner's prompts; the CLI runs trajectories, train and
+export end to end."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -20,10 +22,11 @@ from agents.chainrec.offline.policy_store import write_checkpoint
 from agents.chainrec.offline.policy_train import TrainConfig, train_policy
 from agents.chainrec.offline.rollout import row_view
 from agents.chainrec.online.features import missing_lines
-from agents.chainrec.online.learned_planner import LearnedPlanner, needs_blocking
+from agents.chainrec.online.learned_planner import LearnedPlanner, MissingCheckpoint, needs_blocking
 from agents.chainrec.online.mask import feasibility
 from agents.chainrec.online.planners import LlmPlanner
 from agents.chainrec.online.planning import PlanView
+from agents.chainrec.online.policy import checkpoint_root, mark_latest
 from graphs.chainrec.graph import graph
 from graphs.chainrec.learned import train_for_bench
 from graphs.hooks import PrepareRequest
@@ -96,17 +99,29 @@ def test_graph_plans_with_the_checkpoint_and_says_so(checkpoint: Path) -> None:
     assert sorted(output["ranking"]) == sorted(REQUEST["candidates"])
 
 
-def test_without_a_checkpoint_the_rule_planner_decides_and_the_trace_says_so(tmp_path: Path) -> None:
+def test_without_a_checkpoint_the_learned_planner_refuses_in_one_line(tmp_path: Path) -> None:
     missing = ChainRecContext(chainrec_planner="learned", chainrec_checkpoint=str(tmp_path / "none"))
-    learned = graph.invoke(REQUEST, context=missing)
-    rule = graph.invoke(REQUEST, context=ChainRecContext(chainrec_planner="rule"))
-    assert learned["details"]["planner_used"] == ["rule"]
-    assert learned["ranking"] == rule["ranking"] and learned["details"]["tools"] == rule["details"]["tools"]
-    steps = [
-        m["content"] for m in learned["trace"] if m["role"] == "planner" and m["content"].startswith("step")
-    ]
-    assert len(steps) == 7 and steps[-1].endswith("forced: budget spent")
-    assert all("no learned planner checkpoint for" in line for line in steps[:-1])
+    expected = f"chainrec_checkpoint '{tmp_path / 'none'}' holds no trained planner (config.json)"
+    with pytest.raises(MissingCheckpoint) as refused:
+        graph.invoke(REQUEST, context=missing)
+    assert str(refused.value) == expected
+
+
+def test_a_scenario_never_borrows_another_scenario_s_checkpoint(checkpoint: Path, books: str) -> None:
+    """The dataset's latest classic checkpoint plans classic episodes only: a cold_user episode
+    refuses, saying how to train its own (a method means one thing whatever the cache holds)."""
+    root = checkpoint_root(books)
+    shutil.copytree(checkpoint, root / checkpoint.name)
+    mark_latest(root, "classic", root / checkpoint.name)
+    planner = LearnedPlanner(ChainRecContext(dataset=books, chainrec_planner="learned"))
+    assert planner.checkpoint("classic").folder == root / checkpoint.name
+    with pytest.raises(MissingCheckpoint) as refused:
+        planner.checkpoint("cold_user")
+    train = f"recgraph chainrec train --dataset {books} --scenario cold_user"
+    assert str(refused.value) == (
+        f"no learned planner checkpoint for {books} (cold_user): train one with `{train}` "
+        "(`recgraph bench --methods chainrec_learned` trains it too), or set chainrec_checkpoint"
+    )
 
 
 def test_blocking_work_is_announced_until_done(checkpoint: Path) -> None:
