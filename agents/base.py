@@ -118,8 +118,7 @@ def request_error_kind(error: BaseException) -> str | None:
 
 
 ANSWER_ERROR_HINTS = {
-    TRUNCATED: "Your previous answer was cut off. Reply with a shorter JSON object that follows "
-    "the schema.",
+    TRUNCATED: "Your previous answer was cut off. Reply with a shorter JSON object that follows the schema.",
     MALFORMED_JSON: "Your previous answer was not valid JSON. Reply with only a JSON object that "
     "follows the schema.",
     SCHEMA_INVALID: "Your previous answer did not follow the schema. Reply with only a JSON object "

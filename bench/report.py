@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from rich import box
 from rich.console import Group
 from rich.markup import escape
 from rich.table import Table
@@ -14,7 +15,14 @@ from agents.backends import describe_backend
 from bench import stats
 from bench.crash import failure_markdown
 from bench.eligibility import describe_candidates
-from bench.fallbacks import FALLBACK_NOTE, FallbackCheck, fallback_lines, format_share
+from bench.fallbacks import (
+    FALLBACK_NOTE,
+    FallbackCheck,
+    fallback_lines,
+    format_model_share,
+    format_share,
+    model_share_lines,
+)
 from bench.fault_report import fault_table as fault_table  # re-exported: the report's parts
 from bench.fault_report import observed_faults as observed_faults
 from bench.report_png import HEADLINE
@@ -28,9 +36,15 @@ COST_COLUMNS = (
     "fallbacks",
     "fallback_share",
     "repairs",
+    "model@1",
+    "model@5",
+    "model@all",
 )
 """Usage columns of report.md: requests sent, requests answered, tokens, agent answers from fallbacks
-(count and share of the answers asked of an LLM) and repaired answers."""
+(count and share of the answers asked of an LLM), repaired answers, and the share of the top-1, top-5
+and all ranking positions the model chose itself."""
+MODEL_SHARE_HEADS = {"model@1": "top1", "model@5": "top5", "model@all": "all"}
+"""Model-share columns -> the head of the ranking they count (metrics.json `model_share`)."""
 
 
 def metric_columns(methods: dict[str, dict[str, Any]]) -> list[str]:
@@ -110,13 +124,32 @@ def _cell(row: dict, name: str, metric: str, comparisons: dict | None, digits: i
     return f"{text} {paired['marker']}" if paired else text
 
 
-def _difference(paired: dict | None, digits: int) -> str:
-    """`+0.0123 [-0.0100, +0.0300] ≈` for one paired comparison."""
+def _difference(paired: dict | None, digits: int, *, level: bool = False, lines: bool = False) -> str:
+    """`+0.0123 [-0.0100, +0.0300] ≈` for one paired comparison (`level`: with the interval's
+    confidence level; `lines`: the interval on a second line)."""
     if not paired:
         return ""
     interval = paired["ci"]
-    bounds = f" [{interval[0]:+.{digits}f}, {interval[1]:+.{digits}f}]" if interval else ""
-    return f"{paired['difference']:+.{digits}f}{bounds} {paired['marker']}"
+    bounds = f"[{interval[0]:+.{digits}f}, {interval[1]:+.{digits}f}]" if interval else ""
+    if interval is None and paired.get("users", 0) >= 2:  # too few users to reject any difference
+        bounds = "(−∞, +∞)"
+    if bounds and level and paired.get("ci_level") is not None:
+        bounds += f" ({_percent(paired['ci_level'])})"
+    if lines:
+        return f"{paired['difference']:+.{digits}f} {paired['marker']}" + (f"\n{bounds}" if bounds else "")
+    return f"{paired['difference']:+.{digits}f}{' ' + bounds if bounds else ''} {paired['marker']}"
+
+
+def _percent(level: float) -> str:
+    """A confidence level as a percentage with one decimal at most: 95%, 97.5%, 98.3%."""
+    return f"{100 * level:.1f}".removesuffix(".0") + "%"
+
+
+def interval_levels(comparisons: dict | None) -> list[float]:
+    """The distinct confidence levels of the paired intervals, ascending."""
+    rows = (comparisons or {}).get("methods") or {}
+    found = {cell["ci_level"] for row in rows.values() for cell in row.values() if "ci_level" in cell}
+    return sorted(found)
 
 
 def comparison_note(comparisons: dict | None) -> str:
@@ -127,13 +160,17 @@ def comparison_note(comparisons: dict | None) -> str:
     if comparisons.get("reference") is None:
         return f"No paired comparisons: {comparisons.get('reference_chosen')}."
     compared = len(comparisons.get("methods") or {})
+    levels = [_percent(level) for level in interval_levels(comparisons)] or ["95%"]
+    span = levels[0] if len(levels) == 1 else f"{levels[0]}–{levels[-1]}"
     return (
         f"Reference: {comparisons['reference']} — {comparisons['reference_chosen']}. "
-        f"Intervals: {settings['interval']}, {stats.BOOTSTRAP_RESAMPLES} resamples, seed {stats.SEED}. "
-        f"Markers: paired two-sided permutation test of the per-user difference, Holm-corrected across the "
-        f"{compared} compared methods per metric; {stats.MARKERS[stats.BETTER]} better / "
-        f"{stats.MARKERS[stats.WORSE]} worse than the reference at adjusted p < {stats.ALPHA}, "
-        f"{stats.MARKERS[stats.SAME]} no detectable difference."
+        f"Intervals of the metrics: {settings['interval']}, {stats.BOOTSTRAP_RESAMPLES} resamples, seed "
+        f"{stats.SEED}. Markers: paired two-sided permutation test of the per-user difference, "
+        f"Holm-corrected across the {compared} compared methods per metric; {stats.MARKERS[stats.BETTER]} "
+        f"better / {stats.MARKERS[stats.WORSE]} worse than the reference at adjusted p < {stats.ALPHA}, "
+        f"{stats.MARKERS[stats.SAME]} no detectable difference. Intervals of the differences: the shifts "
+        f"the same test does not reject at the level Holm held each comparison to ({span} here), so an "
+        "interval excludes 0 exactly when its marker is ▲ or ▼."
     )
 
 
@@ -142,23 +179,26 @@ def differences_markdown(comparisons: dict | None) -> str:
     rows = (comparisons or {}).get("methods") or {}
     if not rows:
         return ""
-    head = [f"Δ {m} [95% CI]" for m in HEADLINE] + [f"p_holm {m}" for m in HEADLINE]
+    head = [f"Δ {m} [CI] (level)" for m in HEADLINE] + [f"p_holm {m}" for m in HEADLINE]
     lines = [
         f"Paired differences (method − {comparisons['reference']}):\n",
         "| method | " + " | ".join(head) + " |",
         "|---" * (len(head) + 1) + "|",
     ]
     for name, row in rows.items():
-        cells = [_difference(row.get(m), 4) for m in HEADLINE]
+        cells = [_difference(row.get(m), 4, level=True) for m in HEADLINE]
         cells += [f"{row[m]['p_holm']:.4f}" if m in row else "" for m in HEADLINE]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def _usage(row: dict, column: str, digits: int) -> str:
-    """A usage cell: the fallback share as a percentage ("–" without LLM answers), others as they are."""
+    """A usage cell: the fallback share and the model's share of the ranking positions as percentages
+    ("–" without LLM answers), others as they are."""
     if column == "fallback_share":
         return format_share(row.get(column))
+    if column in MODEL_SHARE_HEADS:
+        return format_model_share(row, MODEL_SHARE_HEADS[column])
     return _format(row.get(column), digits)
 
 
@@ -186,11 +226,13 @@ def write_report_md(
     candidates: dict[str, Any] | None = None,
 ) -> Path:
     """Write `<out>/report.md` (with intervals, markers and paired differences when given, the
-    fallback warning above the table when a method is above its threshold, the method that
-    stopped the run when one `failed`, and how `candidates` were made and who was eligible)."""
+    fallback warning above the table and the model-share warning under it when a method is above
+    its threshold, the method that stopped the run when one `failed`, and how `candidates` were made
+    and who was eligible)."""
     parts = (comparison_note(comparisons), differences_markdown(comparisons), degraded_markdown(methods))
     extra = "".join(f"{part}\n\n" for part in parts if part)
     warning = "".join(f"> **{line}**\n\n" for line in fallback_lines(fallbacks))
+    after = "".join(f"> **{line}**\n\n" for line in model_share_lines(fallbacks))
     if failed:
         warning = f"{failure_markdown(failed)}\n\n{warning}"
     candidates_line = f"- {describe_candidates(candidates)}\n" if candidates else ""
@@ -201,52 +243,68 @@ def write_report_md(
         f"users: {protocol['users']} requested; seed: {protocol['seed']}\n"
         f"{candidates_line}"
         f"- {FALLBACK_NOTE}\n\n"
-        f"{warning}{markdown_table(methods, comparisons)}\n\n{extra}![headline metrics](report.png)\n"
+        f"{warning}{markdown_table(methods, comparisons)}\n\n{after}{extra}![headline metrics](report.png)\n"
     )
     path = out / "report.md"
     path.write_text(text)
     return path
 
 
-RICH_USAGE = ("llm_attempts", "llm_calls", "fallbacks", "fallback_share")
-"""Usage columns of the console table."""
+RICH_USAGE = ("users", "llm_attempts", "llm_calls", "fallback_share", "model@5", "seconds_per_user")
+"""Usage columns of the console table (report.md has them all)."""
 SHORT_NAMES = {
-    "llm_attempts": "attempts",
-    "llm_calls": "calls",
-    "fallback_share": "fallback",
-    "seconds_per_user": "s/user",
+    "llm_attempts": "req",
+    "llm_calls": "ans",
+    "fallback_share": "fb%",
+    "seconds_per_user": "s/u",
 }
+"""Console headers short enough for a 100-column terminal; `RICH_LEGEND` explains them."""
+RICH_LEGEND = (
+    "req: LLM requests sent · ans: requests the model answered · fb%: agent answers from fallbacks, of "
+    "those asked of an LLM · model@5: top-5 positions the model chose itself (the rest: repair or "
+    "fallback) · s/u: seconds per user · –: no LLM asked · (ref): the markers' reference · all metrics "
+    "with their CIs: report.md"
+)
+"""The one line under the console table explaining its abbreviations."""
 
 
 def rich_table(
     dataset: str, protocol: dict[str, Any], methods: dict, comparisons: dict | None = None
 ) -> Table:
-    """The comparison table for the console (each metric with its marker against the reference)."""
-    table = Table(title=f"{dataset} · {protocol['scenario']} · {describe_backend(protocol['llm'])}")
-    metrics = metric_columns(methods)
-    columns = [*metrics, "users", *RICH_USAGE, "seconds_per_user"]
+    """The comparison table for the console: the headline metrics, each with its marker against the
+    reference, and the usage columns, under headers that fit 100 columns (`RICH_LEGEND`)."""
+    table = Table(
+        title=f"{dataset} · {protocol['scenario']} · {describe_backend(protocol['llm'])}",
+        box=box.SIMPLE_HEAD,
+        padding=(0, 0),
+        pad_edge=False,
+    )
+    available = metric_columns(methods)
+    metrics = [m for m in HEADLINE if m in available]
     table.add_column("method", no_wrap=True)
-    for column in columns:
-        table.add_column(SHORT_NAMES.get(column, column), justify="right")
+    for column in (*metrics, *RICH_USAGE):
+        table.add_column(SHORT_NAMES.get(column, column), justify="right", no_wrap=True)
     for name, row in methods.items():
-        cells = [
-            _cell(row, name, c, comparisons, 3, False) if c in metrics else _usage(row, c, 3) for c in columns
-        ]
-        table.add_row(_label(name, comparisons), *cells)
+        cells = [_cell(row, name, c, comparisons, 3, False) for c in metrics]
+        cells += [_usage(row, c, 2 if c == "seconds_per_user" else 3) for c in RICH_USAGE]
+        label = f"{name} (ref)" if comparisons and comparisons.get("reference") == name else name
+        table.add_row(label, *cells)
     return table
 
 
 def differences_table(comparisons: dict | None) -> Table | None:
-    """Paired differences against the reference (headline metrics) for the console."""
+    """Paired differences against the reference (headline metrics) for the console, each interval
+    on the line under its difference and marker."""
     rows = (comparisons or {}).get("methods") or {}
     if not rows:
         return None
-    table = Table(title=f"paired difference vs {comparisons['reference']} (95% CI, Holm-corrected verdict)")
+    title = f"paired difference vs {comparisons['reference']} (interval at the verdict's Holm level)"
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("method", no_wrap=True)
     for metric in HEADLINE:
-        table.add_column(f"Δ {metric}", justify="right")
+        table.add_column(f"Δ {metric}", justify="right", no_wrap=True)
     for name, row in rows.items():
-        table.add_row(name, *(_difference(row.get(m), 3) for m in HEADLINE))
+        table.add_row(name, *(_difference(row.get(m), 3, lines=True) for m in HEADLINE))
     return table
 
 
@@ -257,10 +315,12 @@ def rich_report(
     comparisons: dict | None = None,
     fallbacks: FallbackCheck | None = None,
 ) -> Group:
-    """What `recgraph bench` prints: the fallback warning (if any), the table, the paired
-    differences and the note on markers."""
+    """What `recgraph bench` prints: the fallback warning (if any), the table, the line explaining its
+    headers, the model-share warning (if any), the paired differences and the note on markers."""
     parts: list[Any] = [f"[bold yellow]{escape(line)}[/]" for line in fallback_lines(fallbacks)]
     parts.append(rich_table(dataset, protocol, methods, comparisons))
+    parts.append(f"[dim]{escape(RICH_LEGEND)}[/]")
+    parts += [f"[bold yellow]{escape(line)}[/]" for line in model_share_lines(fallbacks)]
     differences = differences_table(comparisons)
     if differences is not None:
         parts.append(differences)

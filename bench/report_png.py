@@ -1,5 +1,5 @@
 """report.png: headline metrics per method with 95% CIs and, against a reference, paired
-differences with theirs."""
+differences with their intervals (at the level of each Holm-corrected verdict, `bench.stats`)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ def write_report_png(
     out: Path, dataset: str, protocol: dict[str, Any], methods: dict, comparisons: dict | None = None
 ) -> Path:
     """Write `<out>/report.png`: headline metrics per method with 95% CIs and, when there is a
-    reference, a second panel of paired differences against it with their 95% CIs."""
+    reference, a second panel of paired differences against it with their intervals (at the level of
+    each verdict; none drawn where too few users bound one)."""
     import textwrap
 
     import matplotlib
@@ -67,7 +68,11 @@ def write_report_png(
         right.margins(y=0.08)
         right.axhline(0.0, color="black", linewidth=0.8)
         right.set_xticks(spots + width * (len(HEADLINE) - 1) / 2, others, rotation=20)
-        right.set_title(f"paired difference vs {comparisons['reference']} (95% bootstrap CI)", fontsize=9)
+        right.set_title(
+            f"paired difference vs {comparisons['reference']} (interval at the level of its Holm-corrected "
+            "verdict: it excludes 0 exactly when marked ▲ or ▼)",
+            fontsize=9,
+        )
         right.legend(fontsize=8)
     title = (
         f"{dataset} · {protocol['scenario']} · N={protocol['candidates']} · "

@@ -25,7 +25,7 @@ from graphs.registry import get_graph, hook, method_context
 from graphs.tracing import untraced
 from state.context import Context, own_settings
 from world.environment import get_environment
-from world.progress import phase_seconds, reporting
+from world.progress import Ender, OpenPhases, phase_seconds, reporting
 from world.results_log import ResultsLog
 
 if TYPE_CHECKING:
@@ -34,7 +34,8 @@ if TYPE_CHECKING:
 ProgressHook = Callable[[str, int], None]
 """Called as (method, users finished so far in this run) after each user."""
 PhaseProgress = Callable[[str, int, int], None]
-"""Called as (phase label, done, total) while a method's `prepare` hook works."""
+"""Called as (phase label, done, total) while one-time work runs: the world's (item vectors, indexes:
+world/progress.py) and a method's `prepare` hook's phases, which run one after another."""
 
 
 class MethodOutputError(RuntimeError):
@@ -163,7 +164,8 @@ def prepare_method(
 ) -> Prepared:
     """The method's context for ranking: its overrides applied, the item vectors its users still to
     rank will read embedded (bench/item_prefetch.py), then its `prepare` hook (training or warm-up)
-    run when it declares one."""
+    run when it declares one; `on_phase` gets the hook's progress (an `OpenPhases` reporter's
+    `one_at_a_time()` ends each of its phases when the next starts)."""
     ctx = method_context(method, context)
     pending = [case for case in cases if case.user_id not in log.done(method)]
     prefetch_item_vectors(method, get_environment(ctx.dataset), pending, protocol.scenario)
@@ -213,18 +215,25 @@ def run_benchmark(
     on_phase: PhaseProgress | None = None,
     tracing: BenchTracing | None = None,
     workers: int = 1,
+    on_phase_end: Ender | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Run every method (prepared by its hook, resuming from the log) and return metrics per method;
     `tracing` (bench/tracing.py) gives each user's run its tags, metadata and feedback; `workers` > 1
-    ranks each method's users over that many processes (bench/workers.py), hooks still run here."""
+    ranks each method's users over that many processes (bench/workers.py), hooks still run here.
+
+    Progress: `on_progress` after each user; `on_phase` for one-time work (world's and the prepare
+    hooks'), and `on_phase_end(label)` once a phase's work is over even when it stopped short of
+    its total: when the world says so, when a hook starts its next phase, and at the latest when the
+    method's prepare, or its ranking, is over (no row is left waiting)."""
     from bench.workers import ranking_pool  # here: bench.workers builds on this module
 
     start_preloads(methods, context)  # methods' one-time loading, in background threads
     results: dict[str, dict[str, Any]] = {}  # filled method by method: kept when one fails
+    phases = OpenPhases(on_phase, on_phase_end) if on_phase else None
     try:
-        with reporting(on_phase), ranking_pool(workers, context.dataset) as pool:  # + world's phases
+        with reporting(phases), ranking_pool(workers, context.dataset) as pool:  # + world's phases
             return _run_methods(
-                methods, cases, protocol, log, concurrency, context, on_progress, on_phase, tracing, pool,
+                methods, cases, protocol, log, concurrency, context, on_progress, phases, tracing, pool,
                 results,
             )  # fmt: skip
     except Exception as error:  # the first failure stops the run; the finished methods are reported
@@ -240,27 +249,33 @@ def _run_methods(
     concurrency: int,
     context: Context,
     on_progress: ProgressHook | None,
-    on_phase: PhaseProgress | None,
+    phases: OpenPhases | None,
     tracing: BenchTracing | None,
     pool: WorkerPool | None,
     results: dict[str, dict[str, Any]],
 ) -> dict[str, dict[str, Any]]:
     """`run_benchmark`'s loop: each method prepared here, ranked here or by `pool`'s workers; each
-    finished method's metrics go into `results` (returned)."""
+    finished method's metrics go into `results` (returned). The phases a stage (prepare, ranking)
+    left open are ended with it."""
     wanted = {case.user_id for case in cases}
     for method in methods:
         started, first = time.perf_counter(), list[float]()  # setup: until the first user is ranked
-        prepared = prepare_method(method, cases, protocol, log, concurrency, context, on_phase)
+        hook_phases = phases.one_at_a_time() if phases else None
+        prepared = prepare_method(method, cases, protocol, log, concurrency, context, hook_phases)
+        if phases:
+            phases.end_all()
         prepare_seconds = time.perf_counter() - started
         progress = first_user_clock(started, first, on_progress)
         if on_progress:  # the method's row starts now, after its prepare rows (e.g. Stage W)
             on_progress(method, 0)
         if pool is not None:  # --workers N: users sharded over processes (bench/workers.py)
-            pool.rank(method, cases, protocol, log, concurrency, prepared.context, progress)
+            pool.rank(method, cases, protocol, log, concurrency, prepared.context, progress, phases)
         else:
             asyncio.run(
                 run_method(method, cases, protocol, log, concurrency, prepared.context, progress, tracing)
             )
+        if phases:
+            phases.end_all()
         results[method] = method_metrics([r for u, r in log.done(method).items() if u in wanted])
         results[method].update(prepared.metrics)
         results[method]["settings"] = own_settings(prepared.context)

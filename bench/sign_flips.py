@@ -22,6 +22,8 @@ TOLERANCE = 1e-9
 """Relative tolerance when comparing a pattern's statistic with the observed one (float sums)."""
 BISECTIONS = 60
 """Bisection steps per interval bound (the bound is then within 2^-60 of the scale of the data)."""
+DIGITS = 12
+"""Decimals the bounds are rounded to (bisection and float sums leave noise in the last bits)."""
 CHUNK_VALUES = 4_000_000
 """Sign values multiplied at once when summing patterns (bounds the memory of large runs)."""
 
@@ -92,8 +94,14 @@ class SignFlips:
         if zero_rejected is None:
             zero_rejected = self.p_value(0.0) < alpha
         mean = float(d.mean())
-        low = self._bound(mean, low_far, alpha, zero_rejected)
-        return [low, self._bound(mean, high_far, alpha, zero_rejected)]
+        bounds = [
+            self._bound(mean, low_far, alpha, zero_rejected),
+            self._bound(mean, high_far, alpha, zero_rejected),
+        ]
+        snapped = [round(bound, DIGITS) + 0.0 for bound in bounds]  # + 0.0: never -0.0
+        if zero_rejected and snapped[0] <= 0.0 <= snapped[1]:  # rounding must not reach 0
+            return bounds
+        return snapped
 
     def _bound(self, inside: float, outside: float, alpha: float, zero_rejected: bool) -> float:
         """The accepted shift nearest the rejected one on the segment from `inside` (the mean,
@@ -111,4 +119,4 @@ class SignFlips:
                 inside = middle
             else:
                 outside = middle
-        return inside + 0.0  # not -0.0
+        return inside

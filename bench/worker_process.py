@@ -26,6 +26,7 @@ from bench.protocol import EvalCase, Protocol
 from bench.runner import run_method
 from state.context import Context
 from world.errors import RecgraphError
+from world.progress import reporting
 
 STOP_POLL_SECONDS = 0.1
 """How often a ranking worker looks at the parent's stop flag."""
@@ -79,6 +80,23 @@ class QueueLog:
         self.out.put(("record", self.index, record))
 
 
+class PhaseRelay:
+    """The world's progress reports inside a worker (e.g. an index built on its first user), sent to
+    the parent, whose display shows them as rows of their own (bench/workers.py)."""
+
+    def __init__(self, out: Queue, index: int) -> None:
+        """Send reports on `out`, tagged with the worker's `index`."""
+        self.out, self.index = out, index
+
+    def __call__(self, label: str, done: int, total: int) -> None:
+        """`label` has done `done` of `total` in this worker."""
+        self.out.put(("phase", self.index, (label, done, total)))
+
+    def end(self, label: str) -> None:
+        """`label`'s work is over in this worker."""
+        self.out.put(("phase_end", self.index, label))
+
+
 def portable(error: BaseException) -> BaseException:
     """`error` if it survives pickling (most of ours do), else a `RecgraphError` with its message;
     either way carrying the worker's traceback as a note."""
@@ -123,7 +141,8 @@ def serve(setup: WorkerSetup, tasks: Queue, out: Queue, stop: Event) -> None:
     """A worker's life: load the dataset, then rank each shard from `tasks` until None arrives.
 
     Messages to the parent, each `(kind, worker index, payload)`: ("ready", i, None),
-    ("record", i, record), ("done", i, finished: bool), ("error", i, exception)."""
+    ("record", i, record), ("phase", i, (label, done, total)), ("phase_end", i, label),
+    ("done", i, finished: bool), ("error", i, exception)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops us
     watch_parent(setup.parent_pid)
     from langsmith.run_helpers import tracing_context
@@ -141,7 +160,7 @@ def serve(setup: WorkerSetup, tasks: Queue, out: Queue, stop: Event) -> None:
         return
     out.put(("ready", setup.index, None))
     log = QueueLog(out, setup.index)
-    with tracing_context(enabled=False):  # `--trace` runs in one process only (see check_workers)
+    with tracing_context(enabled=False), reporting(PhaseRelay(out, setup.index)):  # --trace: 1 process
         while (shard := tasks.get()) is not None:
             try:
                 finished = asyncio.run(rank_shard(shard, log, stop))

@@ -37,6 +37,7 @@ from bench.protocol import EvalCase, Protocol
 from bench.worker_process import Shard, WorkerSetup, serve
 from state.context import Context
 from world.errors import ProtocolError, RecgraphError
+from world.progress import OpenPhases
 from world.results_log import ResultsLog
 
 POLL_SECONDS = 0.5
@@ -110,9 +111,11 @@ class WorkerPool:
         concurrency: int,
         context: Context,
         on_progress: Callable[[str, int], None] | None = None,
+        phases: OpenPhases | None = None,
     ) -> None:
         """Rank every case of `method` not yet in `log` over the workers, appending each record to
-        `log` as it arrives; returns when all are logged, raises the first failure."""
+        `log` as it arrives; returns when all are logged, raises the first failure. One-time work
+        inside a worker goes to `phases` as "<label> · worker <i>"."""
         finished = log.done(method)
         pending = [case for case in cases if case.user_id not in finished]
         busy: set[int] = set()
@@ -131,6 +134,11 @@ class WorkerPool:
                 count += 1
                 if on_progress:
                     on_progress(method, count)
+            elif kind == "phase" and phases is not None:
+                label, done, total = payload
+                phases(f"{label} · worker {index}", done, total)
+            elif kind == "phase_end" and phases is not None:
+                phases.end(f"{payload} · worker {index}")
             elif kind in ("done", "error"):
                 busy.discard(index)
             return payload if kind == "error" else None

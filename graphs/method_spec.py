@@ -113,6 +113,10 @@ class MethodSpec:
     classic method, not declared for an LLM one."""
     studio_example: Mapping[str, Any] = field(default_factory=lambda: dict(STUDIO_REQUEST))
     """A valid input on ml-100k (README, Studio, and the dev-server test run it)."""
+    trained_state: str = ""
+    """What the graph cannot rank without and does not build itself (empty: nothing), e.g. a learned
+    planner checkpoint: `prepare` builds it for `recgraph bench`; in Studio and `graph.invoke()` the
+    graph refuses in one line saying how to build it, never ranking with something else instead."""
     item_vectors: bool = False
     """True when its nodes read the MiniLM item vectors of a user's history and candidates: bench and
     bench perf embed those rows for every evaluated user in large batches before ranking

@@ -17,7 +17,8 @@ from recgraph.settings import apply_offline_defaults
 BENCH_EXIT_CODES = """exit status:
   0    every method finished
   2    bad input or an unreachable LLM endpoint (one line on stderr)
-  3    a method's fallback share is above --fallback-fail (reports written)
+  3    a method's fallback share, or its share of top-5 positions not chosen by the
+       model, is above --fallback-fail (reports written)
   4    a method crashed: one line names the method, user, node and error; the traceback is
        appended to OUT/errors.log; the methods that finished are reported and the same
        command resumes
@@ -48,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=1.0,
         help="perf only: seconds the simulator takes per LLM answer (1.0: a hosted model's order)",
     )
-    bench.add_argument("--methods", default="all", help="comma-separated names, or all")
+    bench.add_argument("--methods", default="all", help="comma-separated method names (listed below), or all")
     bench.add_argument("--users", type=int, default=200, help="users to evaluate")
     bench.add_argument("--candidates", type=int, default=10, help="candidates per user (N)")
     bench.add_argument("--concurrency", type=int, default=4, help="users in flight at once")
@@ -89,9 +90,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_compare_parser(commands)  # `recgraph compare RUN_A RUN_B` (handler set by the parser)
 
-    recommend = commands.add_parser("recommend", help="one user's ranked list")
-    recommend.add_argument("--method", required=True)
-    recommend.add_argument("--user", required=True)
+    recommend = commands.add_parser(
+        "recommend",
+        help="one user's ranked list",
+        formatter_class=DefaultsHelpFormatter,
+        epilog=methods_epilog("--method M"),
+    )
+    recommend.add_argument("--method", required=True, help="the registered method to ask (listed below)")
+    recommend.add_argument("--user", required=True, help="a user id of the dataset")
     recommend.add_argument(
         "--candidates",
         type=int,

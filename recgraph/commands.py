@@ -13,7 +13,6 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
-    TaskID,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
@@ -23,6 +22,7 @@ from rich.table import Table
 if TYPE_CHECKING:
     from bench.crash import RunStopped
     from bench.protocol import Protocol
+    from recgraph.progress_log import ProgressLog
 
 # Piped output gets a wide console so the comparison table is not squeezed to 80 columns.
 console = Console(width=None if sys.stdout.isatty() else 160)
@@ -65,8 +65,10 @@ def bench(args: argparse.Namespace) -> int:
     from bench.runner import run_benchmark
     from bench.tracing import bench_tracing
     from graphs.registry import parse_methods
+    from recgraph.bench_progress import bench_progress
     from recgraph.fallback_options import fallback_check
     from recgraph.llm_session import context_from_args, llm_session
+    from recgraph.run_header import print_header
     from world.environment import get_environment
     from world.errors import ProtocolError
     from world.results_log import ResultsLog
@@ -88,40 +90,30 @@ def bench(args: argparse.Namespace) -> int:
     out = Path(args.out or "runs/bench")
     out.mkdir(parents=True, exist_ok=True)
     log = ResultsLog(out / "results.jsonl", protocol.as_dict())
-    console.print(
-        f"[bold]{env.dataset.name}[/]: {len(cases)} users, N={protocol.candidates}, "
-        f"scenario {protocol.scenario}, backend: {describe_backend(protocol.llm)}"
+    print_header(
+        console,
+        f"[bold]{escape(env.dataset.name)}[/]: {len(cases)} users, N={protocol.candidates}, "
+        f"scenario {protocol.scenario}, backend: {escape(describe_backend(protocol.llm))}",
     )
     candidates = candidates_block(env, protocol, [case.user_id for case in cases])
-    console.print(escape(describe_candidates(candidates)))  # how candidates were made, who is eligible
+    # how candidates were made, who is eligible
+    print_header(console, escape(describe_candidates(candidates)))
     if plans_paid_calls(args.llm):  # said before a paid backend starts, so the run can be stopped
         pending = {m: sum(1 for c in cases if c.user_id not in log.done(m)) for m in methods}
         rows = planned_calls(methods, pending, context_from_args(args), protocol.candidates)
-        console.print(escape(describe_plan(rows, args.llm_retries)))
+        print_header(console, escape(describe_plan(rows, args.llm_retries)))
     trace, project = getattr(args, "trace", False), getattr(args, "langsmith_project", None)
+    resumed = {m: len(log.done(m)) for m in methods}
     with (
         bench_tracing(protocol, trace, project, warn) as tracing,
         llm_session(args) as (context, server),
-        progress_bar() as progress,
+        bench_progress(progress_bar(), len(cases), resumed, progress_log()) as progress,
     ):
-        tasks: dict[str, TaskID] = {}  # rows in run order, each added when its work starts
-        resumed = {m: len(log.done(m)) for m in methods}
-
-        def advance(method: str, count: int) -> None:  # the first call (count 0) adds the row
-            if method not in tasks:  # its clock starts now: each row shows its own elapsed time
-                tasks[method] = progress.add_task(method, total=len(cases), completed=resumed[method])
-            progress.update(tasks[method], completed=resumed[method] + count)
-
-        def phase(label: str, done: int, total: int) -> None:  # a method's prepare hook at work
-            if label not in tasks:
-                tasks[label] = progress.add_task(label, total=total)
-            progress.update(tasks[label], completed=done, total=total)
-
         stopped: RunStopped | None = None
         try:
             results = run_benchmark(
-                methods, cases, protocol, log, args.concurrency, context, advance, phase, tracing,
-                args.workers,
+                methods, cases, protocol, log, args.concurrency, context, progress.advance, progress.phase,
+                tracing, args.workers, on_phase_end=progress.end,
             )  # fmt: skip
         except RunStopped as stop:  # a method failed: report the ones that finished (bench/crash.py)
             results, stopped = stop.results, stop
@@ -168,6 +160,16 @@ def stopped_exit(stopped: RunStopped, out: Path) -> int:
 def warn(line: str) -> None:
     """One warning line on stderr (the run goes on)."""
     print(f"recgraph: warning: {line}", file=sys.stderr)
+
+
+def progress_log() -> ProgressLog | None:
+    """Plain progress lines on stdout when it is not a terminal (`nohup`, CI, a log file), else None
+    (the live bar shows progress)."""
+    from recgraph.progress_log import ProgressLog
+
+    if console.is_terminal:
+        return None
+    return ProgressLog(lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True))
 
 
 def progress_bar() -> Progress:

@@ -65,7 +65,8 @@ def selected_metrics(available: list[str], text: str) -> list[str]:
 
 
 def comparison_table(result: RunComparison, metrics: list[str]) -> Table:
-    """One row per (method, metric): A, B, B − A with its 95% CI, p, Holm p and the verdict."""
+    """One row per (method, metric): A, B, B − A with its interval at the verdict's Holm level, p, Holm
+    p and the verdict."""
     from agents.backends import describe_backend
     from bench import stats
 
@@ -75,12 +76,15 @@ def comparison_table(result: RunComparison, metrics: list[str]) -> Table:
     table = Table(
         title=f"B = {b.path.parent} vs A = {a.path.parent} · {protocol.get('dataset')} · "
         f"{protocol.get('scenario')} · N={protocol.get('candidates')} · {backend}",
-        caption=f"Δ = B − A, mean over paired users; {stats.CONFIDENCE:.0%} percentile bootstrap CI "
-        f"({stats.BOOTSTRAP_RESAMPLES} resamples, seed {stats.SEED}); p: paired permutation test; "
+        caption=f"Δ = B − A, mean over paired users; p: paired permutation test (sign flips, "
+        f"{stats.PERMUTATION_RESAMPLES} resamples or exact, seed {stats.SEED}); "
         f"{stats.MARKERS[stats.BETTER]} / {stats.MARKERS[stats.WORSE]}: Holm-adjusted p < {stats.ALPHA} "
-        f"across methods; {stats.MARKERS[stats.SAME]} no detectable difference",
+        f"across methods; {stats.MARKERS[stats.SAME]} no detectable difference; CI: the differences the "
+        "same test does not reject at the level Holm held that row to (level), so it excludes 0 exactly "
+        "when the verdict is ▲ or ▼ (unbounded: too few users to reject any difference at that level)",
     )
-    for column in ("method", "users", "metric", "A", "B", "Δ (B − A)", "95% CI", "p", "p (Holm)", "verdict"):
+    columns = ("method", "users", "metric", "A", "B", "Δ (B − A)", "CI", "level", "p", "p (Holm)", "verdict")
+    for column in columns:
         table.add_column(column, justify="left" if column in ("method", "metric", "verdict") else "right")
     for method, row in result.methods.items():
         for index, metric in enumerate(metrics):
@@ -92,7 +96,8 @@ def comparison_table(result: RunComparison, metrics: list[str]) -> Table:
                 f"{row.mean_a[metric]:.4f}",
                 f"{row.mean_b[metric]:.4f}",
                 f"{cell.difference:+.4f}",
-                format_ci(cell.ci),
+                format_ci(cell.ci, cell.users),
+                f"{100 * cell.ci_level:.1f}%",
                 f"{cell.p_value:.4f}",
                 f"{cell.p_holm:.4f}",
                 f"{stats.MARKERS[cell.verdict]} {cell.verdict}",
@@ -101,6 +106,8 @@ def comparison_table(result: RunComparison, metrics: list[str]) -> Table:
     return table
 
 
-def format_ci(ci: list[float] | None) -> str:
-    """[low, high] with signs, or n/a."""
-    return "n/a" if ci is None else f"[{ci[0]:+.4f}, {ci[1]:+.4f}]"
+def format_ci(ci: list[float] | None, users: int = 2) -> str:
+    """[low, high] with signs; "(−∞, +∞)" when too few users bound it, "n/a" for fewer than 2 users."""
+    if ci is None:
+        return "(−∞, +∞)" if users >= 2 else "n/a"
+    return f"[{ci[0]:+.4f}, {ci[1]:+.4f}]"

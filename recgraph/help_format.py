@@ -24,10 +24,11 @@ class DefaultsHelpFormatter(argparse.HelpFormatter):
         return super()._fill_text(text, width, indent)
 
 
-def methods_epilog() -> str:
-    """The registered methods, one per line with their kind and summary (for `bench --help`)."""
+def methods_epilog(usage: str = "--methods a,b,... or all") -> str:
+    """The registered methods, one per line with their kind and summary (for `bench --help` and
+    `recommend --help`; `usage` says how the command names them)."""
     from graphs.registry import METHODS
 
     width = max(map(len, METHODS))
     lines = [f"  {name:<{width}}  {spec.kind:<7}  {spec.summary}" for name, spec in METHODS.items()]
-    return "methods (--methods a,b,... or all):\n" + "\n".join(lines)
+    return f"methods ({usage}):\n" + "\n".join(lines)

@@ -5,7 +5,11 @@ from __future__ import annotations
 import argparse
 import os
 
+from bench.sim_engine import FAULT_KINDS, OPT_IN_FAULTS
 from world.scenarios import SCENARIOS
+
+LLM_BACKENDS = ("heuristic", "local", "sim", "openai:<model>")
+"""The values of --llm (`openai:<model>` names any model of an OpenAI-compatible endpoint)."""
 
 
 def add_dataset_options(parser: argparse.ArgumentParser) -> None:
@@ -17,8 +21,8 @@ def add_dataset_options(parser: argparse.ArgumentParser) -> None:
     llm.add_argument(
         "--llm",
         default=os.environ.get("RECGRAPH_LLM", "heuristic"),
-        help="heuristic (no LLM, default), local (bundled SmolLM2), sim (loopback simulator), "
-        "or openai:<model>; env RECGRAPH_LLM",
+        help="heuristic (no LLM, the default), local (bundled SmolLM2), sim (loopback simulator), "
+        "or openai:<model> (--base-url for any OpenAI-compatible endpoint); env RECGRAPH_LLM",
     )
     llm.add_argument("--base-url", default="", help="OpenAI-compatible endpoint for openai:<model>")
     llm.add_argument("--llm-timeout", type=float, default=None, help="seconds per LLM request")
@@ -33,4 +37,11 @@ def add_dataset_options(parser: argparse.ArgumentParser) -> None:
     llm.add_argument("--llm-cache", default="", help="SQLite file replaying identical LLM calls")
     llm.add_argument("--sim-latency", type=float, default=0.0, help="sim: seconds per answer")
     llm.add_argument("--faults", type=float, default=0.0, help="sim: share of requests faulted")
-    llm.add_argument("--fault-kinds", default="all", help="sim: comma-separated fault kinds")
+    usual = ", ".join(k for k in FAULT_KINDS if k not in OPT_IN_FAULTS)
+    opt_in = ", ".join(k for k in FAULT_KINDS if k in OPT_IN_FAULTS)
+    llm.add_argument(
+        "--fault-kinds",
+        default="all",
+        help=f"sim: comma-separated fault kinds of {usual}, {opt_in}; or all (every kind but the "
+        f"opt-in {opt_in}, which must be named)",
+    )

@@ -113,9 +113,17 @@ def test_the_origin_goes_to_the_rankers_record_and_post_only() -> None:
 
 def user_record(origin: dict[str, Any] | None, user: str = "u") -> dict[str, Any]:
     """A results.jsonl record with only what `method_metrics` reads."""
-    usage = {"llm_attempts": 1, "llm_calls": 1, "llm_answers": 1, "input_tokens": 0, "output_tokens": 0,
-             "est_cost_usd": 0.0, "fallbacks": 0, "repairs": 1, "tokens_estimated": False, "errors": {},
-             "repair_kinds": {}}  # fmt: skip
+    counts = (
+        "llm_attempts",
+        "llm_calls",
+        "llm_answers",
+        "input_tokens",
+        "output_tokens",
+        "fallbacks",
+        "repairs",
+    )
+    usage = {**dict.fromkeys(counts, 0), "est_cost_usd": 0.0, "tokens_estimated": False, "errors": {}}
+    usage["repair_kinds"] = {}
     record = {"user_id": user, "metrics": {"hit@1": 1.0}, "usage": usage, "agents": {}, "seconds": 1.0}
     return {**record, "ranking_origin": origin} if origin is not None else record
 
@@ -166,7 +174,7 @@ def bench_args(out: Path, *extra: str) -> list[str]:
             "--out", str(out), *extra]  # fmt: skip
 
 
-def test_bench_reports_warns_and_fails_on_a_model_naming_two_of_ten(tmp_path: Path, monkeypatch, capsys) -> None:
+def test_bench_warns_and_fails_on_a_model_naming_two_of_ten(tmp_path: Path, monkeypatch, capsys) -> None:
     model = install(monkeypatch, SchemaRoutedModel(answers={"RankedList": two_of_the_candidates}))
     assert main(bench_args(tmp_path / "fails")) == EXIT_TOO_MANY_FALLBACKS
     assert len(model.calls) == 4
@@ -183,7 +191,8 @@ def test_bench_reports_warns_and_fails_on_a_model_naming_two_of_ten(tmp_path: Pa
     assert row["model_share"] == {"top1": 1.0, "top5": 0.4, "all": 0.2}
     assert row["fallback_share"] == 0.0 and row["repair_kinds"] == {"missing_id": 32}
     assert row["ranking_origin"]["top5"] == {"model": 8, "repair": 12, "fallback": 0}
-    assert document["fallbacks"]["not_chosen_failed"] == {"vanilla_llm": {"share": 0.6, "repair": 0.6, "fallback": 0.0}}
+    failed = {"vanilla_llm": {"share": 0.6, "repair": 0.6, "fallback": 0.0}}
+    assert document["fallbacks"]["not_chosen_failed"] == failed
     records = [json.loads(line) for line in (tmp_path / "fails" / "results.jsonl").read_text().splitlines()]
     users = [r for r in records if "ranking_origin" in r]
     assert len(users) == 4 and all(r["ranking_origin"]["top5"]["model"] == 2 for r in users)

@@ -33,7 +33,7 @@ from tests.langsmith_stub import LangSmithStub
 
 REPO = Path(__file__).resolve().parent.parent
 SERVED = [*METHODS, *SERVICE_GRAPHS]
-NEEDS_TRAINING = ["chainrec_learned", "chainrec_sft"]
+NEEDS_TRAINING = [name for name, spec in METHODS.items() if spec.trained_state]
 """Methods whose graph reads trained state that `recgraph bench` trains and Studio does not."""
 
 

@@ -24,7 +24,7 @@ import numpy as np
 from world.data import Dataset
 from world.embeddings import EMBEDDING_DIM, embed_texts
 from world.paths import dataset_cache
-from world.progress import report
+from world.progress import end, report
 
 CHUNK = 512
 """Rows embedded (and written) per step."""
@@ -137,6 +137,7 @@ class ItemVectors:
                 mask[chunk] = True
                 save_array(self._mask_path, mask)
                 report(PROGRESS_LABEL, int(mask.sum()), self.shape[0])
+            end(PROGRESS_LABEL)  # usually short of the catalog: only the rows asked for are embedded
             if mask.all():
                 if self._partial.is_file():  # another process (bench --workers) may have renamed it
                     self._partial.replace(self.path)

@@ -1,9 +1,14 @@
 """Progress of one-time per-dataset work (embedding the catalog, building indexes) for whoever watches.
 
 World- and tool-level code cannot see the harness, so it reports here: `report(label, done, total)`
-goes to the callback installed by `reporting(...)` (the bench installs its progress bar's phase
-rows), and nowhere when nobody watches. Each label's first and latest report times are kept, so a
-run can say how long each piece of one-time work took (`PhaseClock.seconds`).
+goes to the callback installed by `reporting(...)` (the bench installs its progress display's phase
+rows), and nowhere when nobody watches. Work that can stop short of its total (item vectors embed
+only the rows a run reads) says so with `end(label)`, so no row is left waiting for the rest. Each
+label's first and latest report times are kept, so a run can say how long each piece of one-time
+work took (`PhaseClock.seconds`).
+
+`OpenPhases` is for whoever runs work in stages (the bench: a method's prepare, then its ranking):
+it remembers the labels a stage opened and ends those still open when the stage is over.
 """
 
 from __future__ import annotations
@@ -14,7 +19,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 Reporter = Callable[[str, int, int], None]
-"""Called as (label, done so far, total)."""
+"""Called as (label, done so far, total). A reporter that also has an `end(label)` method is told
+when a label's work is over (`end`)."""
+Ender = Callable[[str], None]
+"""Called with a label whose work is over, whether or not it reached its total."""
 
 _lock = threading.Lock()
 _reporters: list[Reporter] = []
@@ -32,6 +40,11 @@ class PhaseClock:
         now = time.perf_counter()
         span = self._spans.setdefault(label, [now, now])
         span[1] = now
+
+    def end(self, label: str) -> None:
+        """Note that `label`'s work is over (its span ends now, if it was reported)."""
+        if label in self._spans:
+            self._spans[label][1] = time.perf_counter()
 
     def seconds(self, since: float | None = None) -> dict[str, float]:
         """Seconds between each label's first and last report (its work's duration), in first-seen
@@ -61,6 +74,18 @@ def report(label: str, done: int, total: int) -> None:
         reporter(label, done, total)
 
 
+def end(label: str) -> None:
+    """Tell every installed reporter with an `end` method that `label`'s work is over, whether or
+    not it reached its total (thread-safe)."""
+    with _lock:
+        _process_clock.end(label)
+        reporters = list(_reporters)
+    for reporter in reporters:
+        finish = getattr(reporter, "end", None)
+        if callable(finish):
+            finish(label)
+
+
 @contextmanager
 def reporting(*reporters: Reporter | None) -> Iterator[None]:
     """Install `reporters` (None ones skipped) for the duration of the block."""
@@ -73,3 +98,53 @@ def reporting(*reporters: Reporter | None) -> Iterator[None]:
         with _lock:
             for reporter in chosen:
                 _reporters.remove(reporter)
+
+
+class OpenPhases:
+    """A reporter passing reports on to `forward` and ends to `finish`, remembering which labels are
+    open (reported, not yet at their total nor ended), so the stage that opened them can end them."""
+
+    def __init__(self, forward: Reporter, finish: Ender | None = None) -> None:
+        """Pass reports to `forward` and ends to `finish` (when given)."""
+        self.forward, self.finish = forward, finish
+        self._open: dict[str, None] = {}  # insertion-ordered set
+        self._lock = threading.Lock()
+
+    def __call__(self, label: str, done: int, total: int) -> None:
+        """A report of `label`: open until it reaches its total or is ended."""
+        with self._lock:
+            if done >= total:
+                self._open.pop(label, None)
+            else:
+                self._open[label] = None
+        self.forward(label, done, total)
+
+    def end(self, label: str) -> None:
+        """`label`'s work is over (passed on only when it was open)."""
+        with self._lock:
+            if label not in self._open:
+                return
+            del self._open[label]
+        if self.finish is not None:
+            self.finish(label)
+
+    def end_all(self) -> None:
+        """End every label still open (the stage that reported them is over)."""
+        with self._lock:
+            labels = list(self._open)
+        for label in labels:
+            self.end(label)
+
+    def one_at_a_time(self) -> Reporter:
+        """A reporter for work whose phases follow one another (a bench prepare hook's: trajectories,
+        then SFT, then DPO): its first report of a new label ends the label it reported before."""
+        previous: list[str] = []
+
+        def report_phase(label: str, done: int, total: int) -> None:
+            if previous and previous[0] != label:
+                self.end(previous.pop())
+            if not previous:
+                previous.append(label)
+            self(label, done, total)
+
+        return report_phase

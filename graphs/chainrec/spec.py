@@ -16,6 +16,10 @@ LEARNED = "graphs.chainrec.learned:train_for_bench"
 """Finds or trains (trajectories, SFT, DPO) the learned planner's checkpoint before ranking."""
 
 
+TRAINED_PLANNER = "a learned planner checkpoint (`recgraph chainrec train`, or this method's bench prepare)"
+"""What `chainrec_learned` and `chainrec_sft` need before they can rank."""
+
+
 def chainrec_calls(context: ChainRecContext, candidates: int) -> CallPlan:
     """At most one tool agent per step of the budget, CandidateRank, and with the LLM planner one
     planning request per decision."""
@@ -56,6 +60,7 @@ METHODS: dict[str, MethodSpec] = {
             chainrec_planner="learned",
         ),
         prepare=LEARNED,
+        trained_state=TRAINED_PLANNER,
     ),
     "chainrec_sft": replace(
         _chainrec(
@@ -64,6 +69,7 @@ METHODS: dict[str, MethodSpec] = {
             chainrec_policy_stage="sft",
         ),
         prepare=LEARNED,
+        trained_state=TRAINED_PLANNER,
     ),
 }
 """ChainRec's planners as methods (one graph; the planner is a context knob)."""

@@ -38,7 +38,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_dataset_options(train)
     train.set_defaults(handler=train_command)
     pool = actions.add_parser("pool", help="inspect a pool: `pool show ID`")
-    pool.add_argument("what", choices=["show"])
+    pool.add_argument("what", choices=["show"], help="show: one memory and every version it went through")
     pool.add_argument("memory_id", help="the memory's id (e.g. m-1-12)")
     pool.add_argument("--pool", default="", help="pool folder (default: the dataset's default pool)")
     add_dataset_options(pool)

@@ -19,7 +19,12 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="MemRec tools: `memrec rules` writes curation rules; `memrec feedback` runs Stage W on one "
         "interaction; `memrec init` has LM_Mem write users' initial memories",
     )
-    memrec_parser.add_argument("action", choices=["rules", "feedback", "init"])
+    memrec_parser.add_argument(
+        "action",
+        choices=["rules", "feedback", "init"],
+        help="rules: write curation rules; feedback: run Stage W on one interaction; init: LM_Mem writes "
+        "users' initial memories",
+    )
     memrec_parser.add_argument("--out", default=None, help="rules: where to save the rule set (JSON)")
     memrec_parser.add_argument(
         "--user", default=None, help="feedback: the user who interacted; init: only this user"

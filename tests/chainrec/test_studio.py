@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from tests.test_studio_server import (  # noqa: F401  (the module-scoped server fixture)
+from tests.test_studio_server import (  # noqa: F401  (the module-scoped server fixture and its dataset)
     DevServer,
     call,
     run_wait,
     server,
+    studio_dataset,
 )
 
 TOOLS = {
