@@ -187,7 +187,7 @@ def test_datasets_and_recommend(shared_data: Path, capsys) -> None:
     assert main(["datasets", str(shared_data / "CDs-100-user-sparse")]) == 0
     shown = capsys.readouterr().out
     assert "CDs-100-user-sparse" in shown and "order only" in shown
-    assert "ml-100k" not in shown and "1682" not in shown  # only the paths given (issue 14)
+    assert "ml-100k" not in shown and "1682" not in shown  # only the paths given
     assert main(["datasets", str(shared_data / "CDs-100-user-sparse"), "ml-100k"]) == 0
     shown = capsys.readouterr().out
     assert "943" in shown and "1682" in shown and "100000" in shown

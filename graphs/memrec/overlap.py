@@ -1,4 +1,4 @@
-"""Stage W's non-LLM work, overlapped with its LLM calls (issue 15, item 4).
+"""Stage W's non-LLM work, overlapped with its LLM calls.
 
 Between Stage W and ranking the changed memories must be embedded (curation's
 memory_similarity_score reads them). Doing it after the warm-up put MiniLM's load and the embedding

@@ -1,4 +1,4 @@
-"""MemRec's whole-run throughput (issue 15, item 4): users per second from the start of the Stage W
+"""MemRec's whole-run throughput: users per second from the start of the Stage W
 warm-up to the latest ranked user, against the ideal for that run, in metrics.json (`whole_run`).
 
 The ideal counts LLM rounds only: the warm-up's waves (ceil(warm-up users / concurrency), one

@@ -1,4 +1,4 @@
-"""MemRec's per-user and whole-run costs (issue 15): caches that must not change what is computed."""
+"""MemRec's per-user and whole-run costs: caches that must not change what is computed."""
 
 from __future__ import annotations
 
