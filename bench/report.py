@@ -25,6 +25,7 @@ from bench.fallbacks import (
 )
 from bench.fault_report import fault_table as fault_table  # re-exported: the report's parts
 from bench.fault_report import observed_faults as observed_faults
+from bench.ran_with import ran_with
 from bench.report_png import HEADLINE
 from bench.report_png import write_report_png as write_report_png
 
@@ -236,6 +237,7 @@ def write_report_md(
     if failed:
         warning = f"{failure_markdown(failed)}\n\n{warning}"
     candidates_line = f"- {describe_candidates(candidates)}\n" if candidates else ""
+    candidates_line += "".join(f"- ran with {line}\n" for line in ran_with(methods))
     text = (
         f"# recgraph bench — {dataset}\n\n"
         f"- backend: {describe_backend(protocol['llm'])}\n"
@@ -320,6 +322,7 @@ def rich_report(
     parts: list[Any] = [f"[bold yellow]{escape(line)}[/]" for line in fallback_lines(fallbacks)]
     parts.append(rich_table(dataset, protocol, methods, comparisons))
     parts.append(f"[dim]{escape(RICH_LEGEND)}[/]")
+    parts += [f"ran with {escape(line)}" for line in ran_with(methods)]
     parts += [f"[bold yellow]{escape(line)}[/]" for line in model_share_lines(fallbacks)]
     differences = differences_table(comparisons)
     if differences is not None:

@@ -113,6 +113,9 @@ class MethodSpec:
     classic method, not declared for an LLM one."""
     studio_example: Mapping[str, Any] = field(default_factory=lambda: dict(STUDIO_REQUEST))
     """A valid input on ml-100k (README, Studio, and the dev-server test run it)."""
+    reported: tuple[str, ...] = ()
+    """Context fields printed beside the method's results ("ran with ..." under the console table and
+    in report.md): what a reader needs to know ran, e.g. the planner and its checkpoint."""
     trained_state: str = ""
     """What the graph cannot rank without and does not build itself (empty: nothing), e.g. a learned
     planner checkpoint: `prepare` builds it for `recgraph bench`; in Studio and `graph.invoke()` the

@@ -27,6 +27,7 @@ def _amem4rec(summary: str, **overrides: Any) -> MethodSpec:
         cli="recgraph.amem4rec.command:register",
         llm_calls=amem4rec_calls,
         item_vectors=True,
+        reported=("amem4rec_pool",),
     )
 
 

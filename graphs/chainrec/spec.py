@@ -39,6 +39,7 @@ def _chainrec(summary: str, **overrides: Any) -> MethodSpec:
         llm_calls=chainrec_calls,
         cli="recgraph.chainrec.command:register",
         item_vectors=True,
+        reported=("chainrec_planner", "chainrec_checkpoint"),
     )
 
 
@@ -70,6 +71,7 @@ METHODS: dict[str, MethodSpec] = {
         ),
         prepare=LEARNED,
         trained_state=TRAINED_PLANNER,
+        reported=("chainrec_planner", "chainrec_checkpoint", "chainrec_policy_stage"),
     ),
 }
 """ChainRec's planners as methods (one graph; the planner is a context knob)."""

@@ -33,6 +33,7 @@ def _memrec(summary: str, prepare: str, calls: Hook, **overrides: Any) -> Method
         cli="recgraph.memrec.command:register",
         llm_calls=calls,
         item_vectors=True,
+        reported=("memrec_rules", "memrec_memory"),
     )
 
 
