@@ -55,7 +55,7 @@ def protocol_from_args(args: argparse.Namespace, llm: str) -> Protocol:
 def bench(args: argparse.Namespace) -> int:
     """`recgraph bench`: run methods on one protocol and write the four report files."""
     from agents.backends import describe_backend
-    from bench import report
+    from bench import report, report_console
     from bench.compare import add_statistics, check_reference
     from bench.crash import RunStopped, record_stop
     from bench.eligibility import candidates_block, describe_candidates
@@ -83,7 +83,9 @@ def bench(args: argparse.Namespace) -> int:
 
     check_workers(args.workers, args.concurrency, getattr(args, "trace", False))
     from bench.preload import start_preloads  # methods' one-time loading overlaps the dataset's
+    from world.datasets import check_dataset_spec
 
+    check_dataset_spec(args.dataset)  # a bad name is refused before any background loading starts
     start_preloads(methods, context_from_args(args))
     env = get_environment(args.dataset)
     cases = plan_cases(env, protocol)
@@ -133,7 +135,7 @@ def bench(args: argparse.Namespace) -> int:
     report.write_metrics(out, name, settings, results, server_stats, comparisons, check, **extras)
     report.write_report_md(out, name, settings, results, comparisons, check, **extras)
     report.write_report_png(out, name, settings, results, comparisons)
-    console.print(report.rich_report(name, settings, results, comparisons, check))
+    console.print(report_console.rich_report(name, settings, results, comparisons, check))
     if server_stats is not None:
         console.print(report.fault_table(server_stats, results))
     console.print(f"wrote {out}/metrics.json, results.jsonl, report.md, report.png")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import report, stats
+from bench import report, report_console, stats
 from bench.compare import (
     RunFolderError,
     RunMismatchError,
@@ -222,7 +222,7 @@ def test_reports_show_intervals_markers_and_differences(tmp_path: Path) -> None:
         == b"\x89PNG"
     )
     console = Console(record=True, width=200)
-    console.print(report.rich_report("ml-100k", protocol, results, comparisons))
+    console.print(report_console.rich_report("ml-100k", protocol, results, comparisons))
     shown = console.export_text()
     assert "paired difference vs itemknn" in shown and "▼" in shown and "≈" in shown
     assert report.write_report_md(tmp_path, "ml-100k", protocol, results).read_text().count("▼") == 0

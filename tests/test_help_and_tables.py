@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from bench import report, stats
+from bench import report, report_console, stats
 from bench.fallbacks import check_fallbacks
 from bench.sim_engine import FAULT_KINDS
 from graphs.registry import METHODS
@@ -135,7 +135,9 @@ def test_the_console_table_fits_100_columns_without_cutting_a_header() -> None:
     }
     console = Console(width=100, record=True)
     protocol = {"scenario": "evolving_short", "llm": "openai:gpt-4o-mini"}
-    console.print(report.rich_report("ml-100k", protocol, methods, comparisons, check_fallbacks(methods)))
+    console.print(
+        report_console.rich_report("ml-100k", protocol, methods, comparisons, check_fallbacks(methods))
+    )
     shown = console.export_text()
     assert "…" not in shown
     assert max(len(line) for line in shown.splitlines()) <= 100

