@@ -24,15 +24,14 @@ import importlib
 import json
 from collections.abc import Callable, Iterable
 from functools import cache
-from typing import Any, Literal
-
-from langgraph.graph.state import CompiledStateGraph
+from typing import TYPE_CHECKING, Any, Literal
 
 from graphs.method_spec import MethodSpec, ServiceGraph
-from graphs.run_context import MethodGraph
-from graphs.tracing import quiet_routes
 from state.context import Context, context_as
 from world.errors import RecgraphError
+
+if TYPE_CHECKING:  # LangGraph is imported when a graph is first asked for: `recgraph --help` never needs it
+    from langgraph.graph.state import CompiledStateGraph
 
 METHOD_PACKAGES: tuple[str, ...] = ("baselines", "arag", "memrec", "amem4rec", "chainrec")
 """The method families' rooms under `graphs/`, in the order `all` runs their methods."""
@@ -82,6 +81,9 @@ def get_graph(name: str) -> CompiledStateGraph:
     """The compiled graph of method `name`: its runs see the method's context class with its overrides
     applied (`MethodGraph`), its root run is named `name` in LangSmith and tagged `method:<name>`,
     and its routing functions are not traced."""
+    from graphs.run_context import MethodGraph
+    from graphs.tracing import quiet_routes
+
     spec = METHODS[name]
     graph = resolve(spec.graph)
     if not isinstance(graph, MethodGraph) or graph.context_schema is not spec.context:
@@ -98,6 +100,8 @@ def get_graph(name: str) -> CompiledStateGraph:
 
 def service_graph(name: str) -> CompiledStateGraph:
     """The compiled service graph `name` (e.g. `memrec_write`), its routing functions not traced."""
+    from graphs.tracing import quiet_routes
+
     return quiet_routes(resolve(SERVICE_GRAPHS[name].graph))
 
 

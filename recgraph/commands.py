@@ -54,6 +54,12 @@ def protocol_from_args(args: argparse.Namespace, llm: str) -> Protocol:
 
 def bench(args: argparse.Namespace) -> int:
     """`recgraph bench`: run methods on one protocol and write the four report files."""
+    from graphs.registry import parse_methods
+
+    methods = parse_methods(args.methods)  # first: a misspelt name is refused before heavy imports
+    from world.datasets import check_dataset_spec
+
+    check_dataset_spec(args.dataset)
     from agents.backends import describe_backend
     from bench import report, report_console
     from bench.compare import add_statistics, check_reference
@@ -64,7 +70,6 @@ def bench(args: argparse.Namespace) -> int:
     from bench.protocol import check_protocol, plan_cases
     from bench.runner import run_benchmark
     from bench.tracing import bench_tracing
-    from graphs.registry import parse_methods
     from recgraph.bench_progress import bench_progress
     from recgraph.fallback_options import fallback_check
     from recgraph.llm_session import context_from_args, llm_session
@@ -73,7 +78,6 @@ def bench(args: argparse.Namespace) -> int:
     from world.errors import ProtocolError
     from world.results_log import ResultsLog
 
-    methods = parse_methods(args.methods)
     check_reference(args.reference, methods)
     protocol = protocol_from_args(args, args.llm)
     check_protocol(protocol)
@@ -83,9 +87,7 @@ def bench(args: argparse.Namespace) -> int:
 
     check_workers(args.workers, args.concurrency, getattr(args, "trace", False))
     from bench.preload import start_preloads  # methods' one-time loading overlaps the dataset's
-    from world.datasets import check_dataset_spec
 
-    check_dataset_spec(args.dataset)  # a bad name is refused before any background loading starts
     start_preloads(methods, context_from_args(args))
     env = get_environment(args.dataset)
     cases = plan_cases(env, protocol)
@@ -189,16 +191,19 @@ def progress_bar() -> Progress:
 
 def recommend(args: argparse.Namespace) -> int:
     """`recgraph recommend`: one user's ranked list with titles (and rationales if any)."""
+    from graphs.registry import get_graph, parse_methods
+    from world.datasets import check_dataset_spec
+
+    method = parse_methods(args.method)[0]  # bad names are refused before the heavy imports below
+    check_dataset_spec(args.dataset)
     from agents.backends import describe_backend
     from bench.crash import MethodCrashed, is_crash
     from bench.protocol import Protocol, plan_cases_for
-    from graphs.registry import get_graph, parse_methods
     from graphs.tracing import run_config
     from recgraph.llm_session import llm_session
     from recgraph.recommend_notes import fallback_notice
     from world.environment import get_environment
 
-    method = parse_methods(args.method)[0]
     env = get_environment(args.dataset)
     env.require_user(args.user)
     request: dict[str, object] = {"user_id": args.user, "scenario": args.scenario}
