@@ -86,14 +86,16 @@ def run_wait(port: int, assistant_id: str, payload: dict, context: dict | None =
 
 
 @contextmanager
-def dev_server(tmp_path_factory: pytest.TempPathFactory, dataset: str, **env: str) -> Iterator[DevServer]:
-    """`langgraph dev` as users start it (no --allow-blocking), on an empty RECGRAPH_HOME; `env` adds
-    to its environment (e.g. LangSmith's)."""
+def dev_server(
+    tmp_path_factory: pytest.TempPathFactory, dataset: str, log_name: str = "langgraph-dev-test", **env: str
+) -> Iterator[DevServer]:
+    """`langgraph dev` as users start it (no --allow-blocking), on an empty RECGRAPH_HOME, logging to
+    `.cache/<log_name>.log`; `env` adds to its environment (e.g. LangSmith's)."""
     port = free_port()
     home = tmp_path_factory.mktemp("cold-recgraph-home")
     langgraph = Path(sys.executable).with_name("langgraph")
     (REPO / ".cache").mkdir(exist_ok=True)
-    log = open(REPO / ".cache" / f"langgraph-dev-test-{port}.log", "w")  # noqa: SIM115
+    log = open(REPO / ".cache" / f"{log_name}.log", "w")  # noqa: SIM115
     environment = {
         **os.environ,
         "RECGRAPH_HOME": str(home),
@@ -119,7 +121,7 @@ def dev_server(tmp_path_factory: pytest.TempPathFactory, dataset: str, **env: st
                     break
             except OSError:
                 if process.poll() is not None or time.time() > deadline:
-                    message = f"langgraph dev did not come up; see .cache/langgraph-dev-test-{port}.log"
+                    message = f"langgraph dev did not come up; see .cache/{log_name}.log"
                     raise RuntimeError(message) from None
                 time.sleep(0.5)
         assert not any(home.iterdir()), "the server's cache must start empty"
@@ -225,7 +227,7 @@ def test_a_studio_run_is_found_by_the_readme_s_filters(
             "LANGSMITH_API_KEY": "dummy",
             "LANGSMITH_PROJECT": "studio",
         }
-        with dev_server(tmp_path_factory, studio_dataset, **tracing) as traced:
+        with dev_server(tmp_path_factory, studio_dataset, "langgraph-dev-traced-test", **tracing) as traced:
             run_wait(traced.port, "arag", studio_examples()["arag"], {"dataset": traced.dataset})
             deadline = time.time() + 60
             while not [r for r in stub.roots() if r["name"] == "arag"] and time.time() < deadline:
