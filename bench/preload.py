@@ -15,6 +15,7 @@ at once can fail with `_DeadlockError` when its modules import each other (sciki
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -69,6 +70,18 @@ def start_preloads(methods: Sequence[str], context: Context) -> None:
             thread = threading.Thread(target=run, name=f"preload:{method}", daemon=True)
             _STARTED[key] = Preload(thread, errors)
             thread.start()
+
+
+def settle_preloads(timeout: float = 120.0) -> None:
+    """Wait (up to `timeout` seconds in all) for every preload thread still running. A command that
+    stops early on bad input calls it before the process exits: a daemon thread cut off inside
+    native code (onnxruntime, torch) at interpreter shutdown aborts the process ("terminate called
+    without an active exception") instead of letting it exit with its one-line error."""
+    deadline = time.monotonic() + timeout
+    with _LOCK:
+        running = [preload.thread for preload in _STARTED.values() if preload.thread.is_alive()]
+    for thread in running:
+        thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def wait_preload(method: str, context: Context) -> None:

@@ -145,6 +145,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("recgraph: interrupted; rerun the same command to resume", file=sys.stderr)
         return 130
+    finally:
+        preloads = sys.modules.get("bench.preload")  # loaded only when a run started preloads
+        if preloads is not None:
+            preloads.settle_preloads()
 
 
 if __name__ == "__main__":

@@ -126,3 +126,35 @@ def test_memrec_preload_imports_its_heavy_packages_before_its_thread_starts(
     assert done.returncode == 0, done.stderr
     expected = [str(torch_in_main_thread), str(torch_in_main_thread), "True"]
     assert done.stdout.split() == expected
+
+
+@pytest.mark.usefixtures("fresh")
+def test_a_command_stopped_by_bad_input_waits_for_its_running_preloads(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`recgraph bench` on a malformed dataset exits with its one-line error only once the preloads it
+    started have finished: a daemon thread cut off inside native code at interpreter shutdown aborts
+    the process ("terminate called without an active exception") instead."""
+    from recgraph.cli import main
+
+    _register(monkeypatch, "pre_a", "counting_preload")
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "bad.inter").write_text("user_id:token\titem_id:token\ttimestamp:float\n1\n", encoding="utf-8")
+    opener = threading.Timer(1.5, GATE.set)  # the preload is still running when the error is raised
+    opener.start()
+    args = [
+        "bench",
+        "--methods",
+        "pre_a",
+        "--dataset",
+        str(bad),
+        "--users",
+        "2",
+        "--out",
+        str(tmp_path / "o"),
+    ]
+    assert main(args) == 2
+    assert [("preload:pre_a", str(bad))] == CALLS
+    assert not any(preload.thread.is_alive() for preload in preloads._STARTED.values())
+    opener.cancel()
