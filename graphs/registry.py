@@ -93,9 +93,7 @@ def get_graph(name: str) -> CompiledStateGraph:
         )
     graph = quiet_routes(graph)
     config: dict[str, Any] = {"tags": [f"method:{name}"], "metadata": {"method": name}}
-    return graph.copy(
-        update={"name": name, "method_overrides": dict(spec.overrides), "config": graph.config}
-    ).with_config(**config)
+    return graph.copy(update={"name": name, "method_overrides": dict(spec.overrides)}).with_config(**config)
 
 
 def service_graph(name: str) -> CompiledStateGraph:

@@ -15,7 +15,7 @@ from langgraph.graph.state import CompiledStateGraph, StateGraph
 from langgraph.runtime import get_runtime
 
 from graphs.tracing import findable
-from state.context import Context, context_as
+from state.context import Context, context_as, context_or_default
 
 MEMO_SIZE = 64
 """Contexts remembered by `MethodGraph` and `context_key` (forgotten all at once past it)."""
@@ -73,8 +73,7 @@ def compile_method(builder: StateGraph, name: str, **kwargs: Any) -> MethodGraph
 def current_context() -> Context:
     """The running graph's context: `Runtime.context` (a `MethodGraph` never leaves it empty; a
     plain compiled graph run without one gets the common defaults)."""
-    context = get_runtime().context
-    return context if context is not None else Context()
+    return context_or_default(get_runtime().context)
 
 
 def context_key(ctx: Context) -> str:
