@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.postgres_fixtures import postgres_server, postgres_url  # noqa: F401 (fixtures)
 from world.recbole_wheel import ml100k_dir
 
 REPO = Path(__file__).resolve().parent.parent
