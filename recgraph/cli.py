@@ -113,6 +113,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def connect_database(url: str | None) -> None:
+    """Adopt `--database-url` (else RECGRAPH_DATABASE_URL) and reach it now: a bad or unreachable
+    database stops the command in one line before any work, not half-way through a run."""
+    from world.database import database_url, shared_pool, use_database_url
+
+    use_database_url(url)
+    if (configured := database_url()) is not None:
+        shared_pool(configured)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `recgraph` console script."""
     apply_offline_defaults()
@@ -133,6 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if hasattr(args, "llm"):
             check_backend(args.llm)
+        connect_database(getattr(args, "database_url", None))
         handler = getattr(args, "handler", None) or handlers[args.command]
         return handler(args)
     except (RecgraphError, InvalidRecInput, ValidationError) as error:

@@ -17,6 +17,14 @@ def add_dataset_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", default="ml-100k", help="ml-100k or a dataset path")
     parser.add_argument("--seed", type=int, default=0, help="seed for users and candidates")
     parser.add_argument("--scenario", default="classic", choices=SCENARIOS, help="what the user may see")
+    shared = parser.add_argument_group("shared memory")
+    shared.add_argument(
+        "--database-url",
+        default=None,
+        help="postgresql://… URL: MemRec's memory graph and write queue, AMEM4Rec's pools and run "
+        "checkpoints live there, shared by every process and machine using it (default: SQLite and "
+        "Chroma files under RECGRAPH_HOME); env RECGRAPH_DATABASE_URL",
+    )
     llm = parser.add_argument_group("LLM backend")
     llm.add_argument(
         "--llm",

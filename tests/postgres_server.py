@@ -8,6 +8,7 @@ system user `pgserver`, created once, as the pgserver package itself does.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import pwd
 import shutil
@@ -17,9 +18,19 @@ import subprocess
 import uuid
 from pathlib import Path
 
-from pgserver._commands import POSTGRES_BIN_PATH
-
 SERVER_USER = "pgserver"
+
+
+def _binaries() -> Path:
+    # Located, not imported: importing pgserver sets up its own server machinery we do not use.
+    spec = importlib.util.find_spec("pgserver")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the pgserver wheel is not installed (make setup installs it with the dev extras)")
+    return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
+
+
+POSTGRES_BIN_PATH = _binaries()
+"""The PostgreSQL binaries (initdb, pg_ctl, postgres) inside the pgserver wheel."""
 
 
 def _free_port() -> int:

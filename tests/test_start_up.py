@@ -67,6 +67,14 @@ def test_help_imports_nothing_heavy(argv: tuple[str, ...]) -> None:
             ("recommend", "--method", "arag", "--user", "1", "--dataset", "/no/such/data"),
             "recgraph: error: unknown dataset '/no/such/data'",
         ),
+        (
+            ("bench", "--methods", "memrec", "--database-url", "postgresql://rec@127.0.0.1:9/rec"),
+            "recgraph: error: cannot reach the database postgresql://rec@127.0.0.1:9/rec: connection failed",
+        ),
+        (
+            ("recommend", "--method", "memrec", "--user", "1", "--database-url", "postgresql://a:pw@[db"),
+            "recgraph: error: database URL 'postgresql://a:***@[db' is malformed",
+        ),
     ],
 )
 def test_a_bad_name_is_one_line_before_anything_heavy(argv: tuple[str, ...], message: str) -> None:
