@@ -3,8 +3,9 @@
 Pure functions: per-user metric values in, numbers out (no files, no registry).
 
 - Interval of a method's metric: 95% percentile bootstrap over users
-  (`scipy.stats.bootstrap`, `method="percentile"`, `BOOTSTRAP_RESAMPLES` resamples, seeded
-  with `SEED`). Users are sorted by id first, so the interval does not depend on the order
+  (the resamples `scipy.stats.bootstrap` draws with `method="percentile"`, `BOOTSTRAP_RESAMPLES`
+  of them, seeded with `SEED`, counted per user so a row's means are one matrix-vector product).
+  Users are sorted by id first, so the interval does not depend on the order
   in which users finished (`--concurrency`).
 - Paired comparison of a method with a reference on the users both were run on: the mean
   per-user difference (method − reference) and the p-value of a two-sided paired permutation
@@ -30,14 +31,13 @@ Pure functions: per-user metric values in, numbers out (no files, no registry).
 
 from __future__ import annotations
 
-import inspect
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from scipy import stats as sps
 
 from bench.sign_flips import SignFlips
 
@@ -75,7 +75,7 @@ def metric_order(names: Iterable[str]) -> list[str]:
 def settings() -> dict[str, Any]:
     """The resampling settings, as written to metrics.json."""
     return {
-        "interval": f"{CONFIDENCE:.0%} percentile bootstrap over users (scipy.stats.bootstrap)",
+        "interval": f"{CONFIDENCE:.0%} percentile bootstrap over users (the draws of scipy.stats.bootstrap)",
         "confidence": CONFIDENCE,
         "bootstrap_resamples": BOOTSTRAP_RESAMPLES,
         "test": "two-sided paired permutation test of the mean difference (per-user sign flips, "
@@ -91,14 +91,16 @@ def settings() -> dict[str, Any]:
     }
 
 
-def _rng(function: Callable[..., Any], seed: int) -> dict[str, Any]:
-    """Seed keyword for a scipy resampling function (`rng` since scipy 1.15, else `random_state`)."""
-    name = "rng" if "rng" in inspect.signature(function).parameters else "random_state"
-    return {name: np.random.default_rng(seed)}
+@lru_cache(maxsize=4)
+def _resample_counts(users: int, resamples: int, seed: int) -> np.ndarray:
+    """How often each user is drawn in each bootstrap resample, (resamples, users) as float64.
 
-
-def _mean(sample: np.ndarray, axis: int = -1) -> np.ndarray:
-    return np.mean(sample, axis=axis)
+    The draws are scipy.stats.bootstrap's own (one `integers(0, n, (resamples, n))` from a
+    `default_rng(seed)`), so the intervals are the ones it gives; counting them turns a row's resampled
+    means into one matrix-vector product instead of a (resamples, users) copy of the row."""
+    draws = np.random.default_rng(seed).integers(0, users, (resamples, users))
+    flat = (draws + (np.arange(resamples) * users)[:, None]).ravel()
+    return np.bincount(flat, minlength=resamples * users).reshape(resamples, users).astype(np.float64)
 
 
 def bootstrap_cis(
@@ -111,19 +113,15 @@ def bootstrap_cis(
     fewer than 2 users (no spread to resample); exactly [v, v] for a row whose values are all v.
     """
     data = np.asarray(table, dtype=float).reshape(len(table), -1)
-    if data.shape[1] < 2:
+    users = data.shape[1]
+    if users < 2:
         return [None] * data.shape[0]
-    result = sps.bootstrap(
-        (data,),
-        _mean,
-        n_resamples=resamples,
-        vectorized=True,
-        axis=-1,
-        confidence_level=CONFIDENCE,
-        method="percentile",
-        **_rng(sps.bootstrap, seed),
-    )
-    low, high = np.atleast_1d(result.confidence_interval.low), np.atleast_1d(result.confidence_interval.high)
+    counts = _resample_counts(users, resamples, seed)
+    # One product per row, not one for the table: BLAS may sum a matrix's rows in another order
+    # than a single row's, and a row's interval must not depend on which rows come with it.
+    means = np.stack([counts @ row for row in data]) / users
+    tail = (1.0 - CONFIDENCE) / 2
+    low, high = np.quantile(means, [tail, 1.0 - tail], axis=-1)
     constant = np.all(data == data[:, :1], axis=1)
     return [
         [float(row[0]), float(row[0])] if same else [float(lo), float(hi)]
@@ -253,8 +251,9 @@ class Paired:
         }
 
 
-def paired(method: Rows, reference: Rows, metric: str) -> Paired:
-    """Compare `method` with `reference` on `metric` over the users both have (sorted by id)."""
+def paired(method: Rows, reference: Rows, metric: str, interval: bool = True) -> Paired:
+    """Compare `method` with `reference` on `metric` over the users both have (sorted by id); the
+    difference's interval at 95% unless `interval` is False (`compare_all` sets it at Holm's level)."""
     users = sorted(set(method) & set(reference))
     x = [method[u][metric] for u in users]
     y = [reference[u][metric] for u in users]
@@ -263,7 +262,8 @@ def paired(method: Rows, reference: Rows, metric: str) -> Paired:
     flips = SignFlips.of(differences, PERMUTATION_RESAMPLES, SEED)
     p_value = 1.0 if all(d == 0.0 for d in differences) else flips.p_value()
     result = Paired(mean, None, p_value, len(users), flips=flips)
-    result.ci = flips.interval(1.0 - CONFIDENCE, zero_rejected=p_value < 1.0 - CONFIDENCE)
+    if interval:
+        result.ci = flips.interval(1.0 - CONFIDENCE, zero_rejected=p_value < 1.0 - CONFIDENCE)
     return result
 
 
@@ -272,7 +272,10 @@ def compare_all(
 ) -> dict[str, dict[str, Paired]]:
     """name -> metric -> `Paired` for each (method rows, reference rows); Holm across names per metric,
     each interval at the level Holm held its comparison to (so it agrees with the marker)."""
-    table = {name: {m: paired(rows, ref, m) for m in metrics} for name, (rows, ref) in pairs.items()}
+    table = {
+        name: {m: paired(rows, ref, m, interval=False) for m in metrics}
+        for name, (rows, ref) in pairs.items()
+    }
     for metric in metrics:
         names = list(table)
         p_values = [table[n][metric].p_value for n in names]
