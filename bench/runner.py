@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +13,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 
 from agents.ranking import output_origin
 from agents.usage import summarise_usage
+from bench.checkpoints import ainvoke_on_thread, async_saver, checkpoints_for, set_up
 from bench.crash import MethodCrashed, RunStopped, is_crash, stop_reason
 from bench.item_prefetch import prefetch_item_vectors
 from bench.method_summary import agent_breakdown, method_metrics
@@ -29,6 +31,9 @@ from world.progress import Ender, OpenPhases, phase_seconds, reporting
 from world.results_log import ResultsLog
 
 if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    from bench.checkpoints import Checkpoints
     from bench.workers import WorkerPool
 
 ProgressHook = Callable[[str, int], None]
@@ -95,19 +100,23 @@ def timed_invocation(
     scenario: str,
     context: Context,
     configure: Callable[[EvalCase], RunnableConfig] | None = None,
+    threads: tuple[Checkpoints, BaseCheckpointSaver] | None = None,
 ) -> Runnable:
     """A runnable mapping an `EvalCase` to (case, graph output, seconds the invocation took).
 
     Batched with `max_concurrency`, it is how both `bench` and `bench perf` run a method. It opens
     no trace run of its own: each graph invocation is a root run, configured by `configure(case)`.
+    With `threads` (where, open saver) each user runs on its checkpointed thread (bench/checkpoints.py).
     """
     graph = get_graph(method)
+    if threads is not None:
+        graph = graph.copy(update={"checkpointer": threads[1]})
 
     async def invoke(case: EvalCase) -> tuple[EvalCase, dict[str, Any], float]:
         config = configure(case) if configure else None
         started = time.perf_counter()
         try:
-            output = await graph.ainvoke(case.request(scenario), config=config, context=context)
+            output = await ainvoke_on_thread(graph, case.request(scenario), config, context, threads, method)
         except Exception as error:  # a bug gets its one line naming the user (bench/crash.py)
             if is_crash(error):
                 raise MethodCrashed.of(method, case.user_id, error) from error
@@ -126,9 +135,11 @@ async def run_method(
     context: Context,
     on_progress: ProgressHook | None = None,
     tracing: BenchTracing | None = None,
+    checkpoints: Checkpoints | None = None,
 ) -> None:
     """Run `method` on every case not already in the log, appending each as it finishes (and
-    attaching its metrics to its trace as feedback when `tracing` traces).
+    attaching its metrics to its trace as feedback when `tracing` traces); with `checkpoints` each
+    user's run is a checkpointed thread, resumed where an earlier run stopped (bench/checkpoints.py).
 
     `concurrency` workers take cases from one queue. When a user fails (e.g. the LLM endpoint is
     unreachable) the other workers are cancelled and awaited before the error propagates: the run
@@ -138,7 +149,6 @@ async def run_method(
     pending = [case for case in cases if case.user_id not in finished]
     count = 0
     tracing = tracing or BenchTracing(protocol)
-    timed = timed_invocation(method, protocol.scenario, context, partial(tracing.config, method))
 
     def scored(timed_output: tuple[EvalCase, dict[str, Any], float]) -> None:
         nonlocal count
@@ -150,7 +160,10 @@ async def run_method(
         if on_progress:
             on_progress(method, count)
 
-    await run_concurrently(pending, timed.ainvoke, scored, concurrency)
+    async with async_saver(checkpoints) if checkpoints else nullcontext() as saver:
+        threads = (checkpoints, saver) if checkpoints else None
+        timed = timed_invocation(method, protocol.scenario, context, partial(tracing.config, method), threads)
+        await run_concurrently(pending, timed.ainvoke, scored, concurrency)
 
 
 def prepare_method(
@@ -216,6 +229,7 @@ def run_benchmark(
     tracing: BenchTracing | None = None,
     workers: int = 1,
     on_phase_end: Ender | None = None,
+    checkpoints: bool = False,
 ) -> dict[str, dict[str, Any]]:
     """Run every method (prepared by its hook, resuming from the log) and return metrics per method;
     `tracing` (bench/tracing.py) gives each user's run its tags, metadata and feedback; `workers` > 1
@@ -224,17 +238,21 @@ def run_benchmark(
     Progress: `on_progress` after each user; `on_phase` for one-time work (world's and the prepare
     hooks'), and `on_phase_end(label)` once a phase's work is over even when it stopped short of
     its total: when the world says so, when a hook starts its next phase, and at the latest when the
-    method's prepare, or its ranking, is over (no row is left waiting)."""
+    method's prepare, or its ranking, is over (no row is left waiting). `checkpoints`: each user's
+    run is a LangGraph thread (bench/checkpoints.py)."""
     from bench.workers import ranking_pool  # here: bench.workers builds on this module
 
     start_preloads(methods, context)  # methods' one-time loading, in background threads
+    threads = checkpoints_for(log.path.parent, protocol) if checkpoints else None
+    if threads is not None:
+        set_up(threads)  # PostgreSQL tables made here, before any worker process uses them
     results: dict[str, dict[str, Any]] = {}  # filled method by method: kept when one fails
     phases = OpenPhases(on_phase, on_phase_end) if on_phase else None
     try:
         with reporting(phases), ranking_pool(workers, context.dataset) as pool:  # + world's phases
             return _run_methods(
                 methods, cases, protocol, log, concurrency, context, on_progress, phases, tracing, pool,
-                results,
+                results, threads,
             )  # fmt: skip
     except Exception as error:  # the first failure stops the run; the finished methods are reported
         failed = next((m for m in methods if m not in results), methods[-1])
@@ -253,6 +271,7 @@ def _run_methods(
     tracing: BenchTracing | None,
     pool: WorkerPool | None,
     results: dict[str, dict[str, Any]],
+    threads: Checkpoints | None = None,
 ) -> dict[str, dict[str, Any]]:
     """`run_benchmark`'s loop: each method prepared here, ranked here or by `pool`'s workers; each
     finished method's metrics go into `results` (returned). The phases a stage (prepare, ranking)
@@ -269,10 +288,12 @@ def _run_methods(
         if on_progress:  # the method's row starts now, after its prepare rows (e.g. Stage W)
             on_progress(method, 0)
         if pool is not None:  # --workers N: users sharded over processes (bench/workers.py)
-            pool.rank(method, cases, protocol, log, concurrency, prepared.context, progress, phases)
+            pool.rank(method, cases, protocol, log, concurrency, prepared.context, progress, phases, threads)
         else:
             asyncio.run(
-                run_method(method, cases, protocol, log, concurrency, prepared.context, progress, tracing)
+                run_method(
+                    method, cases, protocol, log, concurrency, prepared.context, progress, tracing, threads
+                )
             )
         if phases:
             phases.end_all()

@@ -22,6 +22,7 @@ from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Event
 from typing import Any
 
+from bench.checkpoints import Checkpoints
 from bench.protocol import EvalCase, Protocol
 from bench.runner import run_method
 from state.context import Context
@@ -62,6 +63,8 @@ class Shard:
     """The method's prepared context (what its `prepare` hook returned)."""
     concurrency: int
     """This worker's share of the run's users in flight."""
+    checkpoints: Checkpoints | None = None
+    """Where each user's run is checkpointed (bench/checkpoints.py), or None."""
 
 
 class QueueLog:
@@ -124,7 +127,15 @@ async def rank_shard(shard: Shard, log: QueueLog, stop: Event) -> bool:
     """Rank the shard's users; False when the parent's stop flag cut it short (the users finished
     so far are sent; the others stay for a rerun)."""
     ranking = asyncio.create_task(
-        run_method(shard.method, shard.cases, shard.protocol, log, shard.concurrency, shard.context)  # type: ignore[arg-type]
+        run_method(  # type: ignore[arg-type]
+            shard.method,
+            shard.cases,
+            shard.protocol,
+            log,
+            shard.concurrency,
+            shard.context,
+            checkpoints=shard.checkpoints,
+        )
     )
     while not ranking.done():
         await asyncio.wait({ranking}, timeout=STOP_POLL_SECONDS)

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from bench.checkpoints import Checkpoints
 from bench.protocol import EvalCase, Protocol
 from bench.worker_process import Shard, WorkerSetup, serve
 from state.context import Context
@@ -112,17 +113,19 @@ class WorkerPool:
         context: Context,
         on_progress: Callable[[str, int], None] | None = None,
         phases: OpenPhases | None = None,
+        checkpoints: Checkpoints | None = None,
     ) -> None:
         """Rank every case of `method` not yet in `log` over the workers, appending each record to
         `log` as it arrives; returns when all are logged, raises the first failure. One-time work
-        inside a worker goes to `phases` as "<label> · worker <i>"."""
+        inside a worker goes to `phases` as "<label> · worker <i>"; with `checkpoints` the workers run
+        each user on its thread (bench/checkpoints.py)."""
         finished = log.done(method)
         pending = [case for case in cases if case.user_id not in finished]
         busy: set[int] = set()
         shares = concurrency_shares(concurrency, len(self.processes))
         for index, shard in enumerate(shards(pending, len(self.processes))):
             if shard:
-                self.tasks[index].put(Shard(method, shard, protocol, context, shares[index]))
+                self.tasks[index].put(Shard(method, shard, protocol, context, shares[index], checkpoints))
                 busy.add(index)
         count = 0
 

@@ -62,6 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--out", default=None, help="output folder (resumable; default runs/bench)")
     bench.add_argument(
+        "--checkpoints",
+        action="store_true",
+        help="run each user on a LangGraph thread kept in OUT/checkpoints.sqlite (in the database with "
+        "--database-url); the same command resumes a crashed user from its last finished node",
+    )
+    bench.add_argument(
         "--reference",
         default=None,
         help="method the others are compared with (paired tests); default: strongest classic by ndcg@5",

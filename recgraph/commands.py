@@ -117,7 +117,7 @@ def bench(args: argparse.Namespace) -> int:
         try:
             results = run_benchmark(
                 methods, cases, protocol, log, args.concurrency, context, progress.advance, progress.phase,
-                tracing, args.workers, on_phase_end=progress.end,
+                tracing, args.workers, on_phase_end=progress.end, checkpoints=args.checkpoints,
             )  # fmt: skip
         except RunStopped as stop:  # a method failed: report the ones that finished (bench/crash.py)
             results, stopped = stop.results, stop
