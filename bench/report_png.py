@@ -27,18 +27,21 @@ def write_report_png(
     each verdict; none drawn where too few users bound one)."""
     import textwrap
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
     names = list(methods)
     differences = (comparisons or {}).get("methods") or {}
     width = 0.8 / len(HEADLINE)
     panels = 2 if differences else 1
     size = (max(6, 0.9 * len(names) + 2), 4.2 * panels)
-    figure, axes = plt.subplots(panels, 1, figsize=size, squeeze=False)  # stacked: readable when wide
+    # Figure + Agg canvas, not pyplot: no global figure manager to import or close. The constrained
+    # layout is solved inside the one draw that saving does (tight_layout and a tight bounding box
+    # each drew the figure once more).
+    figure = Figure(figsize=size, layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(panels, 1, squeeze=False)  # stacked: readable when wide
     left = axes[0][0]
     positions = np.arange(len(names))
     for offset, metric in enumerate(HEADLINE):
@@ -80,8 +83,6 @@ def write_report_png(
     )
     # ~12 characters of 9-pt text per inch: wrap to the figure's width, and save the title's box too
     figure.suptitle(textwrap.fill(title, int(figure.get_figwidth() * 12)), fontsize=9)
-    figure.tight_layout()
     path = out / "report.png"
-    figure.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(figure)
+    figure.savefig(path, dpi=110)
     return path

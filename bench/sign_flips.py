@@ -39,6 +39,14 @@ def sign_patterns(n: int, resamples: int, seed: int) -> tuple[np.ndarray, bool]:
     return (rng.integers(0, 2, size=(resamples, n), dtype=np.int8) * 2 - 1).astype(np.int8), False
 
 
+@lru_cache(maxsize=2)
+def _float_patterns(n: int, resamples: int, seed: int) -> np.ndarray | None:
+    """`sign_patterns` as float64, kept when small enough (≤ `CHUNK_VALUES` values): every comparison
+    of a run multiplies the same patterns, and converting them each time cost more than the product."""
+    patterns, _ = sign_patterns(n, resamples, seed)
+    return patterns.astype(np.float64) if patterns.size <= CHUNK_VALUES else None
+
+
 @dataclass(frozen=True)
 class SignFlips:
     """The sign-flip test of one set of paired differences, at any shift."""
@@ -60,9 +68,14 @@ class SignFlips:
         if d.size < 2:
             return cls(d, np.zeros(0), np.zeros(0), True)
         patterns, exact = sign_patterns(d.size, resamples, seed)
+        converted = _float_patterns(d.size, resamples, seed)
         rows = max(1, CHUNK_VALUES // d.size)
-        sums = np.concatenate(
-            [patterns[i : i + rows].astype(np.float64) @ d for i in range(0, len(patterns), rows)]
+        sums = (
+            converted @ d
+            if converted is not None
+            else np.concatenate(
+                [patterns[i : i + rows].astype(np.float64) @ d for i in range(0, len(patterns), rows)]
+            )
         )
         return cls(d, sums, patterns.sum(axis=1, dtype=np.int64).astype(np.float64), exact)
 

@@ -4,7 +4,7 @@ Pure functions: per-user metric values in, numbers out (no files, no registry).
 
 - Interval of a method's metric: 95% percentile bootstrap over users
   (the resamples `scipy.stats.bootstrap` draws with `method="percentile"`, `BOOTSTRAP_RESAMPLES`
-  of them, seeded with `SEED`, counted per user so a row's means are one matrix-vector product).
+  of them, seeded with `SEED`, counted per user so a table's means are one exact matrix product).
   Users are sorted by id first, so the interval does not depend on the order
   in which users finished (`--concurrency`).
 - Paired comparison of a method with a reference on the users both were run on: the mean
@@ -91,16 +91,22 @@ def settings() -> dict[str, Any]:
     }
 
 
+EXACT_SCALE = 2.0**40
+"""Values are rounded to multiples of 1/EXACT_SCALE (< 1e-12 apart) before they are summed: resampled
+sums of at most a few thousand such values are then exact in float64, whatever order BLAS adds them in."""
+
+
 @lru_cache(maxsize=4)
 def _resample_counts(users: int, resamples: int, seed: int) -> np.ndarray:
-    """How often each user is drawn in each bootstrap resample, (resamples, users) as float64.
+    """How often each user is drawn in each bootstrap resample, (users, resamples) as float64.
 
     The draws are scipy.stats.bootstrap's own (one `integers(0, n, (resamples, n))` from a
-    `default_rng(seed)`), so the intervals are the ones it gives; counting them turns a row's resampled
-    means into one matrix-vector product instead of a (resamples, users) copy of the row."""
+    `default_rng(seed)`); counting them turns the resampled means of a whole table into one matrix
+    product instead of a (rows, resamples, users) copy."""
     draws = np.random.default_rng(seed).integers(0, users, (resamples, users))
     flat = (draws + (np.arange(resamples) * users)[:, None]).ravel()
-    return np.bincount(flat, minlength=resamples * users).reshape(resamples, users).astype(np.float64)
+    counts = np.bincount(flat, minlength=resamples * users).reshape(resamples, users)
+    return np.ascontiguousarray(counts.T, dtype=np.float64)
 
 
 def bootstrap_cis(
@@ -108,20 +114,18 @@ def bootstrap_cis(
 ) -> list[list[float] | None]:
     """95% percentile bootstrap interval [low, high] of the mean of each row of `table`.
 
-    Rows are equally long (one value per user); the users are resampled once for all rows, so
-    a row's interval is the same as when it is bootstrapped alone with the same seed. None for
-    fewer than 2 users (no spread to resample); exactly [v, v] for a row whose values are all v.
+    Rows are equally long (one value per user); the users are resampled once for all rows, and the
+    sums are exact (`EXACT_SCALE`), so a row's interval is the same, to the last bit, as when it is
+    bootstrapped alone with the same seed. None for fewer than 2 users (no spread to resample);
+    exactly [v, v] for a row whose values are all v.
     """
     data = np.asarray(table, dtype=float).reshape(len(table), -1)
     users = data.shape[1]
     if users < 2:
         return [None] * data.shape[0]
-    counts = _resample_counts(users, resamples, seed)
-    # One product per row, not one for the table: BLAS may sum a matrix's rows in another order
-    # than a single row's, and a row's interval must not depend on which rows come with it.
-    means = np.stack([counts @ row for row in data]) / users
+    sums = np.round(data * EXACT_SCALE) @ _resample_counts(users, resamples, seed)
     tail = (1.0 - CONFIDENCE) / 2
-    low, high = np.quantile(means, [tail, 1.0 - tail], axis=-1)
+    low, high = np.quantile(sums / (users * EXACT_SCALE), [tail, 1.0 - tail], axis=-1)
     constant = np.all(data == data[:, :1], axis=1)
     return [
         [float(row[0]), float(row[0])] if same else [float(lo), float(hi)]
