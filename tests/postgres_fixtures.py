@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -10,9 +13,12 @@ from tests.postgres_server import PostgresServer
 
 
 @pytest.fixture(scope="session")
-def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresServer]:
-    """One PostgreSQL (with pgvector) for the test session, started on first use, deleted at the end."""
-    server = PostgresServer(tmp_path_factory.mktemp("postgres") / "cluster")
+def postgres_server() -> Iterator[PostgresServer]:
+    """One PostgreSQL (with pgvector) for the test session, started on first use, deleted at the end.
+
+    Its folder is outside pytest's temporary root: a later pytest session makes that root private
+    (0700), and the unprivileged server of a session still running could then no longer reach it."""
+    server = PostgresServer(Path(tempfile.mkdtemp(prefix="recgraph-pg-")) / "cluster")
     server.init()
     server.start()
     try:
@@ -22,6 +28,7 @@ def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Postgr
 
         close_pools()
         server.close()
+        shutil.rmtree(server.folder.parent, ignore_errors=True)
 
 
 @pytest.fixture

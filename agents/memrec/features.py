@@ -43,8 +43,6 @@ CURATION_NEEDS = {"metadata_overlap_score": "categories", "recency_days": "times
 0 for every neighbour (memory_similarity_score, MiniLM over titles and memories, remains); without
 timestamps recency_days compares interaction positions (edge_weight's recency counts items anyway)."""
 SECONDS_PER_DAY = 86400.0
-CHANGED_ROWS = "SELECT node_id, memory FROM nodes WHERE version > 0"
-"""The memory graph's changed memories (every update bumps a node's version)."""
 DOT_BLOCK = 256
 """Rows per matrix-vector block in `dot_rows` (kept small enough to stay single-threaded)."""
 
@@ -107,7 +105,7 @@ class FeatureIndex:
         self.user_vectors = self._initial_user_vectors()
         self.item_nodes, self.user_nodes = shared.item_nodes, shared.user_nodes
         self._by_text: dict[str, np.ndarray] = {}
-        self._seen: dict[int, tuple[tuple[int, int], dict[str, np.ndarray]]] = {}
+        self._seen: dict[object, tuple[object, dict[str, np.ndarray]]] = {}
         self._lock = threading.Lock()
 
     def _initial_user_vectors(self) -> np.ndarray:
@@ -132,36 +130,58 @@ class FeatureIndex:
     def updated_vectors(self) -> dict[str, np.ndarray]:
         """Embeddings of every node whose memory changed since seeding (cached by text).
 
-        The query runs only when the database changed since this connection last looked
-        (SQLite's data_version for other connections' commits, total_changes for its own)."""
-        conn = self.graph.connection()
-        stamp = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
-        cached = self._seen.get(id(conn))
+        The query runs only when the memory changed since this slot last looked (SQLite: the
+        thread's connection, by data_version and total_changes; PostgreSQL: see `change_stamp`)."""
+        slot, stamp = self.graph.change_stamp()
+        cached = self._seen.get(slot)
         if cached is not None and cached[0] == stamp:
             return cached[1]
-        rows = conn.execute(CHANGED_ROWS).fetchall()
+        rows = self.graph.changed_rows()
         with self._lock:
-            missing = any(text not in self._by_text for _, text in rows)
+            missing = [text for _, text in rows if text not in self._by_text]
         if missing:  # the vectors the warm-up saved for exactly these rows, when there are some
-            for text, vector in (load_vectors(self.graph.path, rows_digest(rows)) or {}).items():
-                with self._lock:
+            saved = self._saved_vectors(rows, missing)
+            with self._lock:
+                for text, vector in saved.items():
                     self._by_text.setdefault(text, vector)
-        self.embed_memories([text for _, text in rows])
+            missing = [text for text in missing if text not in saved]
+        if self.embed_memories(missing) and self.graph.shared:
+            self._share_vectors(missing)
         found = {node: self._by_text[text] for node, text in rows}
-        self._seen[id(conn)] = (stamp, found)
+        self._seen[slot] = (stamp, found)
         return found
 
+    def _saved_vectors(self, rows: list[tuple[str, str]], missing: list[str]) -> dict[str, np.ndarray]:
+        """Vectors another process saved: in a shared database, by text (so a process with another
+        RECGRAPH_HOME reads them too); with SQLite, the file next to the memory, by rows digest."""
+        if self.graph.shared:
+            return self.graph.store.saved_vectors(missing)
+        return load_vectors(self.graph.path, rows_digest(rows)) or {}
+
+    def _share_vectors(self, texts: list[str]) -> None:
+        """Save this process's new vectors of `texts` to the shared database and adopt whichever
+        vector of each text was saved first, so every process ranks with the same bits."""
+        with self._lock:
+            mine = [t for t in dict.fromkeys(texts) if t in self._by_text]
+            vectors = [self._by_text[t] for t in mine]
+        if mine:
+            self.graph.store.save_vectors(mine, np.stack(vectors))
+            first = self.graph.store.saved_vectors(mine)
+            with self._lock:
+                self._by_text.update(first)
+
     def save_updated_vectors(self) -> int:
-        """Save the changed memories' vectors next to the memory-graph file, keyed by the digest of
-        the changed rows (agents/memrec/vector_store.py), for other processes (`bench --workers`);
-        returns how many were saved."""
-        rows = (
-            self.graph.connection().execute("SELECT node_id, memory FROM nodes WHERE version > 0").fetchall()
-        )
+        """Save the changed memories' vectors for other processes (`bench --workers`): next to the
+        memory-graph file, keyed by the digest of the changed rows (agents/memrec/vector_store.py),
+        or in the shared database by text; returns how many were saved."""
+        rows = self.graph.changed_rows()
         self.embed_memories([text for _, text in rows])
         texts = list(dict.fromkeys(text for _, text in rows))
         vectors = np.stack([self._by_text[t] for t in texts]) if texts else np.zeros((0, EMBEDDING_DIM))
-        save_vectors(self.graph.path, rows_digest(rows), texts, vectors.astype(np.float32))
+        if self.graph.shared:
+            self._share_vectors(texts)
+        else:
+            save_vectors(self.graph.path, rows_digest(rows), texts, vectors.astype(np.float32))
         return len(texts)
 
     def user_vector(self, user_id: str, updated: dict[str, np.ndarray] | None = None) -> np.ndarray:

@@ -23,12 +23,7 @@ from world.environment import Environment
 
 def pending_users(writer: MemoryWriter, users: Sequence[str]) -> list[str]:
     """The users whose initialisation job is not done yet."""
-    done = {
-        job_id
-        for (job_id,) in writer.graph.connection().execute(
-            "SELECT job_id FROM jobs WHERE status = 'done' AND job_id LIKE 'init:%'"
-        )
-    }
+    done = writer.done_jobs("init:")
     return [user for user in users if init_job_id(user) not in done]
 
 

@@ -8,16 +8,25 @@ import numpy as np
 import pytest
 
 from state.contract import InvalidRecInput
-from tools.memrec.graph import MemoryGraph
-from world.environment import get_environment
+from tools.memrec.graph import MemoryGraph, item_node, memory_key, user_node
+from world.database import DatabaseError
+from world.environment import Environment, get_environment
 
 
 @pytest.fixture
-def graph(tiny_dataset_dir: Path, tmp_path: Path):
-    """The tiny dataset's memory graph in a temporary SQLite file."""
+def graph(tiny_dataset_dir: Path, tmp_path: Path, backend: str):
+    """The tiny dataset's memory graph in a temporary SQLite file or a fresh PostgreSQL database."""
     g = MemoryGraph.open(get_environment(str(tiny_dataset_dir)), tmp_path / "g.sqlite")
+    assert g.shared == (backend == "postgres")
     yield g
     g.close()
+
+
+def kinds(graph: MemoryGraph, env: Environment) -> dict[str, int]:
+    """Nodes per kind, read back from the store."""
+    ids = [user_node(u) for u in env.user_ids] + [item_node(i) for i in env.item_ids]
+    found = graph.memories(ids)
+    return {"user": sum(n.startswith("u:") for n in found), "item": sum(n.startswith("i:") for n in found)}
 
 
 def test_initial_memories_are_deterministic(graph: MemoryGraph) -> None:
@@ -29,9 +38,9 @@ def test_initial_memories_are_deterministic(graph: MemoryGraph) -> None:
         0,
     )
     assert graph.memory("u:u4")[0] == "No training interactions yet."
-    rows = graph.connection().execute("SELECT kind, COUNT(*) FROM nodes GROUP BY kind").fetchall()
-    assert dict(rows) == {"user": 4, "item": 6}
-    assert graph.connection().execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert kinds(graph, graph.env) == {"user": 4, "item": 6}
+    if not graph.shared:
+        assert graph.connection().execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
 def test_memories_is_one_lookup_and_skips_unknown_nodes(graph: MemoryGraph) -> None:
@@ -69,7 +78,9 @@ def test_compare_and_set_and_idempotent_update_ids(graph: MemoryGraph) -> None:
         graph.apply_update("up-4", "u:ghost", "x", based_on_version=0)
 
 
-def test_memories_survive_reopening_and_reset_restores_them(tiny_dataset_dir: Path, tmp_path: Path) -> None:
+def test_memories_survive_reopening_and_reset_restores_them(
+    tiny_dataset_dir: Path, tmp_path: Path, backend: str
+) -> None:
     env = get_environment(str(tiny_dataset_dir))
     path = tmp_path / "durable.sqlite"
     first = MemoryGraph.open(env, path)
@@ -78,23 +89,62 @@ def test_memories_survive_reopening_and_reset_restores_them(tiny_dataset_dir: Pa
     first.close()
     second = MemoryGraph.open(env, path)
     assert second.memory("i:3") == ("changed", 1)
+    assert second.changed_rows() == [("i:3", "changed")]
     second.reset()
-    assert second.memory("i:3") == (initial[0], 0)
+    assert second.memory("i:3") == (initial[0], 0) and second.changed_rows() == []
     assert second.apply_update("a", "i:3", "changed again", 0)  # update ids were forgotten too
     second.close()
 
 
-def test_default_path_is_in_the_dataset_cache(tiny_dataset_dir: Path) -> None:
+def test_change_stamp_moves_with_every_commit_and_reset(graph: MemoryGraph) -> None:
+    slot, before = graph.change_stamp()
+    assert graph.change_stamp() == (slot, before)
+    assert graph.apply_update("s1", "i:1", "one", 0)
+    _, first = graph.change_stamp()
+    graph.reset()
+    assert graph.apply_update("s1", "i:1", "one again", 0)  # same versions as before the reset
+    stamps = [before, first, graph.change_stamp()[1]]
+    assert len(set(stamps)) == 3
+
+
+def test_memories_of_several_datasets_and_files_share_one_database(
+    tiny_dataset_dir: Path, tmp_path: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each (dataset, memory file) is its own memory in the shared database; reset touches only it."""
+    monkeypatch.setenv("RECGRAPH_DATABASE_URL", postgres_url)
+    env = get_environment(str(tiny_dataset_dir))
+    first, second = MemoryGraph.open(env, tmp_path / "a.sqlite"), MemoryGraph.open(env, tmp_path / "b.sqlite")
+    default = MemoryGraph.open(env)
+    assert len({first.name, second.name, default.name}) == 3
+    assert default.store.key == memory_key(env, None) and default.store.key.endswith(":memrec")
+    assert first.apply_update("x", "u:u1", "only in a", 0)
+    assert second.memory("u:u1")[1] == 0 and default.memory("u:u1")[1] == 0
+    assert second.apply_update("y", "u:u1", "only in b", 0)
+    second.reset()
+    assert first.memory("u:u1") == ("only in a", 1)
+    assert not (tmp_path / "a.sqlite").exists()  # nothing written to the file system
+
+
+def test_an_unreachable_database_is_one_line_at_open(
+    tiny_dataset_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RECGRAPH_DATABASE_URL", "postgresql://nobody:secret@127.0.0.1:1/none")
+    with pytest.raises(DatabaseError) as raised:
+        MemoryGraph.open(get_environment(str(tiny_dataset_dir)), tmp_path / "g.sqlite")
+    message = str(raised.value)
+    assert "\n" not in message and "secret" not in message and "127.0.0.1:1" in message
+
+
+def test_default_path_is_in_the_dataset_cache(tiny_dataset_dir: Path, backend: str) -> None:
     g = MemoryGraph.open(get_environment(str(tiny_dataset_dir)))
     assert g.path.name == "memrec.sqlite" and g.path.parent.name.startswith("tiny-")
     g.close()
 
 
-def test_ml100k_graph_and_neighbours_of_user_1(tmp_path: Path) -> None:
+def test_ml100k_graph_and_neighbours_of_user_1(tmp_path: Path, backend: str) -> None:
     env = get_environment("ml-100k")
     g = MemoryGraph.open(env, tmp_path / "ml.sqlite")
-    rows = dict(g.connection().execute("SELECT kind, COUNT(*) FROM nodes GROUP BY kind").fetchall())
-    assert rows == {"user": 943, "item": 1682}
+    assert kinds(g, env) == {"user": 943, "item": 1682}
     assert g.memory("i:50")[0].startswith("Star Wars (1977). Categories: Action, Adventure")
     hood = g.neighbours("1")
     matrix = env.train_matrix

@@ -66,8 +66,8 @@ def assert_each_token_once(graph: MemoryGraph, jobs: list[PropagationJob]) -> No
 
 
 @pytest.fixture
-def ring(tmp_path: Path):
-    """The ring dataset's memory graph."""
+def ring(tmp_path: Path, backend: str):
+    """The ring dataset's memory graph (in SQLite or PostgreSQL)."""
     env = get_environment(str(write_ring_dataset(tmp_path / "ring")))
     g = MemoryGraph.open(env, tmp_path / "ring.sqlite")
     yield g
@@ -130,6 +130,8 @@ def test_concurrent_jobs_from_16_threads_lose_no_update(ring: MemoryGraph) -> No
         assert writer.drain(timeout=120)
     assert_each_token_once(ring, jobs)
     assert writer.stats() == {"done": 1000}
+    assert writer.conflicts() >= 0
+    assert writer.done_jobs("job-99") == {"job-99"} | {f"job-99{k}" for k in range(10)}
 
 
 CHILD = """

@@ -1,5 +1,9 @@
-"""MemRec's memory graph G: text memories of users and items (durable, versioned SQLite rows) over
-an in-memory CSR adjacency of the training interactions.
+"""MemRec's memory graph G: text memories of users and items (durable, versioned rows) over an
+in-memory CSR adjacency of the training interactions.
+
+The rows live in a SQLite file by default (tools/memrec/store_sqlite.py) or, when
+`RECGRAPH_DATABASE_URL` is set, in PostgreSQL (tools/memrec/store_postgres.py), where processes on
+any machine share them; both behave the same.
 
 Node ids are "u:<user id>" and "i:<item id>". Memories start deterministic (items: title, year,
 categories, a truncated description; users: top categories with shares and the three most recent
@@ -10,32 +14,24 @@ compare-and-set against the version they were computed from, and idempotent by u
 from __future__ import annotations
 
 import hashlib
-import json
 import sqlite3
-import threading
-import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from tools.memrec.adjacency import shared_adjacency
+from tools.memrec.store_postgres import PostgresStore
+from tools.memrec.store_sqlite import SqliteStore
 from world.data import Item
+from world.database import database_url
 from world.environment import Environment
-from world.paths import dataset_cache
+from world.paths import dataset_cache, dataset_key
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS nodes (node_id TEXT PRIMARY KEY, kind TEXT NOT NULL, memory TEXT NOT NULL,
-                                  version INTEGER NOT NULL, updated_at REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS applied_updates (update_id TEXT PRIMARY KEY, node_id TEXT NOT NULL,
-                                            version INTEGER NOT NULL, applied_at REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-"""
-RESET_TABLES = ("nodes", "applied_updates", "jobs")
-"""Tables `reset()` empties (`jobs` is the writer's queue, when present)."""
+DEFAULT_MEMORY = "memrec"
+"""Name of a dataset's default memory (its file: `<dataset cache>/memrec.sqlite`)."""
 
 
 def user_node(user_id: str) -> str:
@@ -106,126 +102,105 @@ class Neighbourhood:
     """The target user's latest training timestamp (0.0 without history)."""
 
 
-class MemoryGraph:
-    """Node memories in SQLite (WAL) plus user->items and item->users CSR adjacency in memory."""
+def memory_key(env: Environment, path: str | Path | None) -> str:
+    """A memory's name in a shared database: `<dataset key>:<memory>`, where <memory> is
+    `DEFAULT_MEMORY` for the dataset's default file, else the file's path relative to the working
+    directory when inside it (the same on every machine running from a checkout), else absolute.
+    Distinct files stay distinct memories, as they are in SQLite."""
+    if path is None:
+        return f"{dataset_key(env.dataset)}:{DEFAULT_MEMORY}"
+    target = Path(path).absolute()
+    try:
+        name = str(target.relative_to(Path.cwd()))
+    except ValueError:
+        name = str(target)
+    return f"{dataset_key(env.dataset)}:{name}"
 
-    def __init__(self, env: Environment, path: Path) -> None:
+
+Store = SqliteStore | PostgresStore
+"""Where a graph's rows live."""
+
+
+class MemoryGraph:
+    """Node memories in a store (SQLite or PostgreSQL) plus user->items and item->users CSR
+    adjacency in memory."""
+
+    def __init__(self, env: Environment, path: Path, store: Store | None = None) -> None:
         """Use `MemoryGraph.open`."""
         self.env = env
         self.path = path
-        self._local = threading.local()
-        self._connections: list[sqlite3.Connection] = []
-        self._lock = threading.Lock()
+        """The memory's SQLite file (with PostgreSQL: where it would be, for local side files only)."""
+        self.store: Store = store if store is not None else SqliteStore(path)
+        """The rows' store; its `name` identifies the memory."""
+        self.shared = self.store.shared
+        """True when the memory lives in a shared database (other processes may write it)."""
         adjacency = shared_adjacency(env)
         self.user_ptr, self.user_items = adjacency.user_ptr, adjacency.user_items
         self.user_item_times, self.user_item_weights = adjacency.user_item_times, adjacency.user_item_weights
         self.item_ptr, self.item_users = adjacency.item_ptr, adjacency.item_users
         self.item_user_times, self.item_user_weights = adjacency.item_user_times, adjacency.item_user_weights
-        self.connection().executescript(_SCHEMA)
-        with self.transaction() as conn:
-            self._seed(conn)
+        self.store.seed(self._fingerprint(), self._seed_rows)
 
     @classmethod
     def open(cls, env: Environment, path: str | Path | None = None) -> MemoryGraph:
-        """Open (creating and seeding if needed) the graph of `env`; default file is per dataset."""
-        target = Path(path) if path is not None else dataset_cache(env.dataset) / "memrec.sqlite"
+        """Open (creating and seeding if needed) the graph of `env`; default file is per dataset.
+
+        With `RECGRAPH_DATABASE_URL` set the graph lives in that database under `memory_key`
+        (DatabaseError, one line, when it cannot be reached); otherwise in the SQLite file."""
+        target = Path(path) if path is not None else dataset_cache(env.dataset) / f"{DEFAULT_MEMORY}.sqlite"
         target.parent.mkdir(parents=True, exist_ok=True)
-        return cls(env, target)
+        url = database_url()
+        store = PostgresStore(url, memory_key(env, path)) if url else SqliteStore(target)
+        return cls(env, target, store)
+
+    @property
+    def name(self) -> str:
+        """The memory's identity: its file, or its key in the shared database."""
+        return self.store.name
 
     def connection(self) -> sqlite3.Connection:
-        """This thread's connection (autocommit; WAL; 60 s busy timeout)."""
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA busy_timeout=60000")
-            self._local.conn = conn
-            with self._lock:
-                self._connections.append(conn)
-        return conn
+        """This thread's SQLite connection (SQLite memories only; for inspection and tests)."""
+        if not isinstance(self.store, SqliteStore):
+            raise TypeError(f"memory {self.name} is not a SQLite file")
+        return self.store.connection()
 
-    @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction (BEGIN IMMEDIATE) on this thread's connection; rolled back on error."""
-        conn = self.connection()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+    def _node_ids(self) -> list[str]:
+        return [user_node(u) for u in self.env.user_ids] + [item_node(i) for i in self.env.item_ids]
 
-    def _seed(self, conn: sqlite3.Connection) -> None:
+    def _fingerprint(self) -> str:
+        return hashlib.sha256("\x1e".join(self._node_ids()).encode()).hexdigest()
+
+    def _seed_rows(self) -> list[tuple[str, str, str]]:
         env = self.env
-        ids = [user_node(u) for u in env.user_ids] + [item_node(i) for i in env.item_ids]
-        fingerprint = hashlib.sha256("\x1e".join(ids).encode()).hexdigest()
-        row = conn.execute("SELECT value FROM meta WHERE key = 'seed'").fetchone()
-        if row and row[0] == fingerprint:
-            return
-        now = time.time()
         texts = initial_user_memories(env)
-        users = [(user_node(u), "user", text, now) for u, text in zip(env.user_ids, texts, strict=True)]
-        items = [(item_node(i), "item", item_memory(env.dataset.items[i]), now) for i in env.item_ids]
-        conn.executemany(
-            "INSERT OR IGNORE INTO nodes (node_id, kind, memory, version, updated_at) VALUES (?, ?, ?, 0, ?)",
-            users + items,
-        )
-        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('seed', ?)", (fingerprint,))
+        users = [(user_node(u), "user", text) for u, text in zip(env.user_ids, texts, strict=True)]
+        items = [(item_node(i), "item", item_memory(env.dataset.items[i])) for i in env.item_ids]
+        return users + items
 
     def memory(self, node_id: str) -> tuple[str, int]:
         """(memory text, version) of one node; KeyError when the node does not exist."""
-        row = (
-            self.connection()
-            .execute("SELECT memory, version FROM nodes WHERE node_id = ?", (node_id,))
-            .fetchone()
-        )
-        if row is None:
+        found = self.store.memories([node_id])
+        if node_id not in found:
             raise KeyError(f"unknown memory-graph node {node_id!r}")
-        return row[0], row[1]
+        return found[node_id]
 
-    def memories(
-        self, node_ids: Iterable[str], conn: sqlite3.Connection | None = None
-    ) -> dict[str, tuple[str, int]]:
-        """{node_id: (text, version)} for the nodes that exist, in one query (optionally in `conn`'s txn)."""
-        rows = (conn or self.connection()).execute(
-            "SELECT node_id, memory, version FROM nodes WHERE node_id IN (SELECT value FROM json_each(?))",
-            (json.dumps(list(node_ids)),),
-        )
-        return {node: (text, version) for node, text, version in rows}
-
-    def compare_and_set(
-        self, conn: sqlite3.Connection, update_id: str, node_id: str, new_text: str, based_on_version: int
-    ) -> bool:
-        """Inside a `transaction()`: apply one update if the node is still at `based_on_version`.
-
-        True when applied now or already applied earlier under the same `update_id`; False on a
-        version conflict. KeyError for an unknown node.
-        """
-        seen = conn.execute("SELECT 1 FROM applied_updates WHERE update_id = ?", (update_id,)).fetchone()
-        if seen:
-            return True
-        now = time.time()
-        cursor = conn.execute(
-            "UPDATE nodes SET memory = ?, version = version + 1, updated_at = ?"
-            " WHERE node_id = ? AND version = ?",
-            (new_text, now, node_id, based_on_version),
-        )
-        if cursor.rowcount == 0:
-            if conn.execute("SELECT 1 FROM nodes WHERE node_id = ?", (node_id,)).fetchone() is None:
-                raise KeyError(f"unknown memory-graph node {node_id!r}")
-            return False
-        conn.execute(
-            "INSERT INTO applied_updates (update_id, node_id, version, applied_at) VALUES (?, ?, ?, ?)",
-            (update_id, node_id, based_on_version + 1, now),
-        )
-        return True
+    def memories(self, node_ids: Iterable[str]) -> dict[str, tuple[str, int]]:
+        """{node_id: (text, version)} for the nodes that exist, in one query."""
+        return self.store.memories(node_ids)
 
     def apply_update(self, update_id: str, node_id: str, new_text: str, based_on_version: int) -> bool:
-        """Compare-and-set one node's memory (see `compare_and_set`); its own transaction."""
-        with self.transaction() as conn:
-            return self.compare_and_set(conn, update_id, node_id, new_text, based_on_version)
+        """Compare-and-set one node's memory in its own transaction: True when applied now or already
+        applied earlier under the same `update_id`; False on a version conflict (the node is no
+        longer at `based_on_version`). KeyError for an unknown node."""
+        return self.store.apply_update(update_id, node_id, new_text, based_on_version)
+
+    def changed_rows(self) -> list[tuple[str, str]]:
+        """(node id, memory) of every node updated since seeding (version > 0)."""
+        return self.store.changed_rows()
+
+    def change_stamp(self) -> tuple[object, object]:
+        """(cache slot, stamp): while a slot's stamp is unchanged, so is `changed_rows()`."""
+        return self.store.change_stamp()
 
     def neighbours(self, user_id: str, hops: int = 2) -> Neighbourhood:
         """The user's training items (1 hop) and, for hops=2, the users sharing them (no per-node query)."""
@@ -261,18 +236,8 @@ class MemoryGraph:
 
     def reset(self) -> None:
         """Forget every update (and any queued writer job) and restore the initial memories."""
-        with self.transaction() as conn:
-            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            for table in RESET_TABLES:
-                if table in tables:
-                    conn.execute(f"DELETE FROM {table}")
-            conn.execute("DELETE FROM meta WHERE key = 'seed'")
-            self._seed(conn)
+        self.store.reset(self._fingerprint(), self._seed_rows)
 
     def close(self) -> None:
-        """Close every connection this graph opened (from any thread)."""
-        with self._lock:
-            for conn in self._connections:
-                conn.close()
-            self._connections.clear()
-        self._local = threading.local()
+        """Release the store's connections (SQLite: every thread's; PostgreSQL: the pool is shared)."""
+        self.store.close()

@@ -1,150 +1,88 @@
 """Stage W's background writer: a durable queue of propagation jobs applied with optimistic concurrency.
 
-`submit` persists the job in the graph's SQLite file (table `jobs`) before returning, so a killed
-process resumes its queue on the next `MemoryWriter`. A worker reads the nodes' (text, version),
-runs the job's pure `compute`, and compare-and-sets every node plus marks the job done in ONE
-transaction: a version conflict rolls the whole job back and it is recomputed from fresh memories
-(bounded retries, then once more under the write lock, which cannot conflict). A job already marked
-done is skipped, so replays after a crash never apply twice.
+`submit` persists the job in the memory's store (table `jobs` of the SQLite file, or `memrec_jobs`
+in the shared PostgreSQL database) before returning, so a killed process loses no job. A worker
+reads the nodes' (text, version), runs the job's pure `compute`, and compare-and-sets every node
+plus marks the job done in ONE transaction: a version conflict rolls the whole job back and it is
+recomputed from fresh memories (bounded retries, then once more with the nodes locked, which cannot
+conflict); the conflicts a job went through are counted on it (`conflicts()`). A job no longer
+pending is skipped, so replays after a crash never apply twice.
+
+SQLite (one machine): the writer's threads take jobs from an in-process queue, and the next writer
+resumes the file's pending jobs. PostgreSQL: the threads claim jobs from the shared table with a
+lease (tools/memrec/job_queue.py), so any number of writer processes on any machine drain one queue
+exactly once, and a job whose writer died is claimed again once its lease expires.
 """
 
 from __future__ import annotations
 
 import atexit
-import json
 import logging
+import os
 import queue
-import re
+import socket
 import threading
 import time
-from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+import uuid
+from collections.abc import Iterable
 from types import TracebackType
-from typing import Literal
 
 from tools.memrec.graph import MemoryGraph
+from tools.memrec.jobs import NodeUpdate, PropagationJob, merge_memory
+from world.database import DatabaseError
+
+__all__ = ["MemoryWriter", "NodeUpdate", "PropagationJob", "merge_memory", "shared_writer"]
 
 log = logging.getLogger(__name__)
 
-_JOBS = """CREATE TABLE IF NOT EXISTS jobs (
-    job_id TEXT PRIMARY KEY, payload TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'pending',
-    attempts INTEGER NOT NULL DEFAULT 0, error TEXT, submitted_at REAL NOT NULL, finished_at REAL)"""
-_SPLIT = re.compile(r"(?<=[.!?;])\s+|\n+")
-
-
-def _phrases(text: str) -> list[str]:
-    return [p.strip() for p in _SPLIT.split(text) if p.strip()]
-
-
-def _key(phrase: str) -> str:
-    return " ".join(re.sub(r"[\W_]+", " ", phrase.lower()).split())
-
-
-def merge_memory(old: str, addition: str, max_chars: int = 600) -> str:
-    """Append `addition`'s new phrases to `old` (case/punctuation-insensitive dedupe), bounded length.
-
-    The first phrase (the node's anchor: a title or profile head) is kept; when the text is too
-    long the oldest phrases after it go first; a last resort truncates with an ellipsis.
-    """
-    phrases: list[str] = []
-    seen: set[str] = set()
-    for phrase in _phrases(old) + _phrases(addition):
-        key = _key(phrase)
-        if key and key not in seen:
-            seen.add(key)
-            phrases.append(phrase if phrase[-1] in ".!?;…" else phrase + ".")
-    length = sum(map(len, phrases)) + max(len(phrases) - 1, 0)
-    while len(phrases) > 2 and length > max_chars:
-        length -= len(phrases.pop(1)) + 1
-    text = " ".join(phrases)
-    return text if len(text) <= max_chars else text[: max_chars - 1].rstrip() + "…"
-
-
-@dataclass(frozen=True)
-class NodeUpdate:
-    """One node's share of a propagation job."""
-
-    node_id: str
-    """Target node ("u:<user>" or "i:<item>")."""
-    text: str
-    """Text to merge in (mode 'merge') or the new memory (mode 'replace')."""
-    mode: Literal["merge", "replace"] = "merge"
-    """'merge' appends via `merge_memory`; 'replace' rewrites the memory."""
-    based_on_version: int | None = None
-    """For 'replace': the version the text was written from; if the node moved on since, the text
-    is merged instead, so the concurrent update is not lost."""
-
-
-@dataclass(frozen=True)
-class PropagationJob:
-    """A batch of node updates from one interaction, applied atomically."""
-
-    job_id: str
-    """Unique id; resubmitting the same id is a no-op (at-least-once delivery, applied once)."""
-    updates: tuple[NodeUpdate, ...]
-    """The node updates (a node may appear more than once; they apply in order)."""
-    max_chars: int = 600
-    """Length bound of each resulting memory."""
-
-    def node_ids(self) -> list[str]:
-        """Distinct nodes the job touches, in first-mention order."""
-        return list(dict.fromkeys(u.node_id for u in self.updates))
-
-    def compute(self, current: Mapping[str, tuple[str, int]]) -> dict[str, str]:
-        """Pure step: new text per node from `{node_id: (text, version)}`; KeyError for a missing node."""
-        texts = {node: current[node][0] for node in self.node_ids()}
-        for u in self.updates:
-            stale = u.based_on_version is not None and u.based_on_version != current[u.node_id][1]
-            if u.mode == "replace" and not stale:
-                texts[u.node_id] = merge_memory("", u.text, self.max_chars)
-            else:
-                texts[u.node_id] = merge_memory(texts[u.node_id], u.text, self.max_chars)
-        return texts
-
-    def to_json(self) -> str:
-        """Serialised form stored in the queue."""
-        return json.dumps(asdict(self))
-
-    @classmethod
-    def from_json(cls, payload: str) -> PropagationJob:
-        """Inverse of `to_json`."""
-        data = json.loads(payload)
-        updates = tuple(NodeUpdate(**u) for u in data.pop("updates"))
-        return cls(updates=updates, **data)
-
-
-class _Conflict(Exception):
-    """A node moved on since it was read; roll the job back and recompute."""
+LEASE_SECONDS = 30.0
+"""How long a claimed job is reserved for its writer (shared queue). A job takes milliseconds, so 30 s
+is ample even on a loaded machine or across a short database restart, while a dead writer's job
+waits at most this long for another writer. An expired lease of a writer that was only slow costs a
+duplicate attempt, never a double application (see tools/memrec/job_queue.py)."""
+POLL_SECONDS = 0.05
+"""How often an idle worker of the shared queue, and `drain`, look at the table again: jobs queued by
+other processes arrive without a signal to this one."""
 
 
 class MemoryWriter:
     """Applies `PropagationJob`s to a `MemoryGraph` off the caller's thread (or synchronously)."""
 
     def __init__(
-        self, graph: MemoryGraph, workers: int = 4, synchronous: bool = False, max_retries: int = 8
+        self,
+        graph: MemoryGraph,
+        workers: int = 4,
+        synchronous: bool = False,
+        max_retries: int = 8,
+        lease_seconds: float = LEASE_SECONDS,
     ) -> None:
-        """Create the queue table, start `workers` threads and resume any pending jobs."""
+        """Create the queue table, start `workers` threads and resume any pending jobs.
+
+        With a shared (PostgreSQL) memory `workers=0` makes a writer that only queues jobs, for
+        other processes to apply; `lease_seconds` is how long a claimed job is reserved."""
         self.graph = graph
+        self.store = graph.store
         self.synchronous = synchronous
         self.max_retries = max_retries
+        self.lease_seconds = lease_seconds
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        """Who holds this writer's leases (host, process, writer)."""
         self._queue: queue.Queue[PropagationJob | None] = queue.Queue()
         self._done = threading.Condition()
+        self._wake = threading.Condition()
         self._outstanding = 0
         self._closed = False
-        graph.connection().execute(_JOBS)
-        pending = (
-            graph.connection()
-            .execute("SELECT payload FROM jobs WHERE status = 'pending' ORDER BY rowid")
-            .fetchall()
-        )
-        count = 0 if synchronous else max(1, workers)
+        self.store.create_queue()
+        pending = self.store.pending_jobs()
+        count = 0 if synchronous else max(0 if self.store.shared else 1, workers)
+        target = self._claim if self.store.shared else self._work
         self._threads = [
-            threading.Thread(target=self._work, name=f"memrec-writer-{i}", daemon=True) for i in range(count)
+            threading.Thread(target=target, name=f"memrec-writer-{i}", daemon=True) for i in range(count)
         ]
         for thread in self._threads:
             thread.start()
-        for (payload,) in pending:
-            self._dispatch(PropagationJob.from_json(payload), reraise=False)
+        for job in pending:
+            self._dispatch(job, reraise=False)
 
     def submit(self, job: PropagationJob) -> None:
         """Persist the job durably, then queue it (or apply it now in synchronous mode)."""
@@ -154,16 +92,16 @@ class MemoryWriter:
         """Persist several jobs in one transaction, then queue them; known job ids are ignored."""
         if self._closed:
             raise RuntimeError("MemoryWriter is closed")
-        fresh = []
-        with self.graph.transaction() as conn:
-            for job in jobs:
-                cursor = conn.execute(
-                    "INSERT OR IGNORE INTO jobs (job_id, payload, submitted_at) VALUES (?, ?, ?)",
-                    (job.job_id, job.to_json(), time.time()),
-                )
-                if cursor.rowcount:
-                    fresh.append(job)
-        for job in fresh:
+        batch = list(jobs)
+        fresh = self.store.enqueue(batch)
+        if self.store.shared and not self.synchronous:
+            if fresh:  # the jobs are in the table: wake the workers to claim them
+                with self._wake:
+                    self._wake.notify_all()
+            return
+        # Shared and synchronous: a known job may still be pending (its submitter died before
+        # applying it), so every job is attempted; attempts skip jobs no longer pending.
+        for job in batch if self.store.shared else fresh:
             self._dispatch(job, reraise=True)
 
     def _dispatch(self, job: PropagationJob, reraise: bool) -> None:
@@ -185,65 +123,77 @@ class MemoryWriter:
                     self._outstanding -= 1
                     self._done.notify_all()
 
+    def _claim(self) -> None:
+        """A shared-queue worker: claim a job with a lease, apply it, repeat until closed."""
+        while not self._closed:
+            try:
+                job = self.store.claim(self.owner, self.lease_seconds)
+                if job is not None:
+                    self._run(job, reraise=False)
+                    continue
+            except Exception:  # the database stayed away past the wait: keep trying, the job is durable
+                log.exception("memory writer %s could not claim or record a job", self.owner)
+            with self._wake:
+                if not self._closed:
+                    self._wake.wait(POLL_SECONDS)
+
     def _run(self, job: PropagationJob, reraise: bool) -> None:
         try:
             self._apply(job)
+        except DatabaseError:
+            if reraise:
+                raise
+            log.error("memory propagation job %s stays queued: the database is unreachable", job.job_id)
         except Exception as error:
             log.error("memory propagation job %s failed: %s", job.job_id, error)
-            with self.graph.transaction() as conn:
-                conn.execute(
-                    "UPDATE jobs SET status = 'failed', error = ?, finished_at = ? WHERE job_id = ?",
-                    (f"{type(error).__name__}: {error}", time.time(), job.job_id),
-                )
+            self.store.fail_job(job.job_id, f"{type(error).__name__}: {error}")
             if reraise:
                 raise
 
     def _apply(self, job: PropagationJob) -> None:
-        """Optimistic attempts, then one pessimistic attempt that reads inside the write lock."""
+        """Optimistic attempts, then one pessimistic attempt that reads with the nodes locked."""
         nodes = job.node_ids()
         for attempt in range(1, self.max_retries + 2):
             locked = attempt > self.max_retries
-            current = {} if locked else self.graph.memories(nodes)
-            try:
-                with self.graph.transaction() as conn:
-                    status = conn.execute(
-                        "SELECT status FROM jobs WHERE job_id = ?", (job.job_id,)
-                    ).fetchone()
-                    if status is not None and status[0] == "done":
-                        return  # a replay: already applied
-                    if locked:
-                        current = self.graph.memories(nodes, conn)
-                    texts = job.compute(current)
-                    for node in nodes:
-                        update_id = f"{job.job_id}#{node}"
-                        if not self.graph.compare_and_set(
-                            conn, update_id, node, texts[node], current[node][1]
-                        ):
-                            raise _Conflict(node)
-                    conn.execute(
-                        "UPDATE jobs SET status = 'done', attempts = ?, error = NULL, finished_at = ?"
-                        " WHERE job_id = ?",
-                        (attempt, time.time(), job.job_id),
-                    )
+            current = None if locked else self.store.memories(nodes)
+            # Every attempt before this one hit a version conflict.
+            if self.store.apply_job(job, current, attempt, conflicts=attempt - 1) != "conflict":
                 return
-            except _Conflict:
-                if locked:
-                    raise RuntimeError(f"job {job.job_id}: conflict while holding the write lock") from None
+            if locked:
+                raise RuntimeError(f"job {job.job_id}: conflict while holding the write lock")
 
     def drain(self, timeout: float | None = None) -> bool:
-        """Wait until every queued job is applied (or failed); False if `timeout` ran out first."""
-        with self._done:
-            return self._done.wait_for(lambda: self._outstanding == 0, timeout)
+        """Wait until every queued job is applied (or failed); False if `timeout` ran out first.
+
+        Shared queue: until the memory's table holds no pending job, whichever process queued it."""
+        if not self.store.shared:
+            with self._done:
+                return self._done.wait_for(lambda: self._outstanding == 0, timeout)
+        if self.synchronous:
+            return True
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.store.has_pending():
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            time.sleep(POLL_SECONDS)
+        return True
 
     def stats(self) -> dict[str, int]:
         """Number of jobs per status ('pending', 'done', 'failed') in the durable queue."""
-        rows = self.graph.connection().execute("SELECT status, COUNT(*) FROM jobs GROUP BY status")
-        return {status: count for status, count in rows}
+        return self.store.job_stats()
 
     def failures(self) -> list[tuple[str, str]]:
         """(job_id, error) of every failed job."""
-        rows = self.graph.connection().execute("SELECT job_id, error FROM jobs WHERE status = 'failed'")
-        return [(job_id, error) for job_id, error in rows]
+        return self.store.job_failures()
+
+    def conflicts(self) -> int:
+        """Version conflicts that forced a job to be recomputed, summed over the queue's jobs (every
+        writer's, for a shared queue): each was merged into a retry, none lost an update."""
+        return self.store.job_conflicts()
+
+    def done_jobs(self, prefix: str = "") -> set[str]:
+        """Ids of the applied jobs starting with `prefix`."""
+        return self.store.done_jobs(prefix)
 
     def close(self, timeout: float | None = None) -> None:
         """Drain the queue, then stop the workers."""
@@ -253,6 +203,8 @@ class MemoryWriter:
         self._closed = True
         for _ in self._threads:
             self._queue.put(None)
+        with self._wake:
+            self._wake.notify_all()
         for thread in self._threads:
             thread.join(timeout)
 
@@ -272,11 +224,11 @@ _SHARED_LOCK = threading.Lock()
 
 
 def shared_writer(graph: MemoryGraph, synchronous: bool = False) -> MemoryWriter:
-    """The process-wide writer of `graph`'s file (background or synchronous), created on first use.
+    """The process-wide writer of `graph`'s memory (background or synchronous), created on first use.
 
     Background writers are drained and closed when the interpreter exits, so queued updates are
     applied (and would anyway be resumed from the durable queue by the next writer)."""
-    key = (str(graph.path), synchronous)
+    key = (graph.name, synchronous)
     with _SHARED_LOCK:
         writer = _SHARED.get(key)
         if writer is None:
