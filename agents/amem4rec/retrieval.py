@@ -19,7 +19,7 @@ import numpy as np
 
 from state.amem4rec.context import Amem4RecContext
 from state.context import backend_for
-from tools.amem4rec.folder import open_pool, pool_config, pool_dir
+from tools.amem4rec.folder import open_pool, pool_config, pool_exists, pool_location
 from tools.amem4rec.pool import MemoryPool
 from world.embeddings import embed_texts
 from world.environment import Environment
@@ -29,7 +29,7 @@ from world.item_vectors import save_arrays
 def training_pool(ctx: Amem4RecContext, env: Environment) -> MemoryPool:
     """The pool a training run writes (created when missing; refused if built otherwise)."""
     return open_pool(
-        pool_dir(ctx, env.dataset),
+        pool_location(ctx, env.dataset),
         env.dataset,
         pool_config(ctx),
         create=True,
@@ -40,14 +40,14 @@ def training_pool(ctx: Amem4RecContext, env: Environment) -> MemoryPool:
 def ranking_pool(ctx: Amem4RecContext, env: Environment) -> tuple[MemoryPool | None, str]:
     """The pool a ranking reads, and a note. An explicit `amem4rec_pool` must exist; a missing default
     pool means no memories (the note says how to train one)."""
-    folder = pool_dir(ctx, env.dataset)
-    if not ctx.amem4rec_pool and not (folder / "manifest.json").is_file():
+    location = pool_location(ctx, env.dataset)
+    if not ctx.amem4rec_pool and not pool_exists(location):
         return None, (
-            f"no trained pool at {folder}: ranking without memories (train one with "
+            f"no trained pool at {location}: ranking without memories (train one with "
             f"`recgraph amem4rec train --dataset {ctx.dataset}`)"
         )
-    pool = open_pool(folder, env.dataset)
-    return pool, f"pool {folder} ({pool.size()} memories)"
+    pool = open_pool(location, env.dataset)
+    return pool, f"pool {location} ({pool.size()} memories)"
 
 
 QUERY_CACHE_SIZE = 1 << 16

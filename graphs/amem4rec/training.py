@@ -108,7 +108,7 @@ async def _train(
     for position, ref in enumerate(run.plan):
         if ref.key not in applied:
             rounds.setdefault(position // size, []).append(ref)
-    propose_context = replace(context, amem4rec_commit_mode="propose", amem4rec_pool=str(pool.folder))
+    propose_context = replace(context, amem4rec_commit_mode="propose", amem4rec_pool=pool.location)
     done = run.applied_before
 
     def applied(outcome: dict[str, Any]) -> None:
@@ -202,7 +202,7 @@ def training_summary(run: TrainingRun) -> dict[str, Any]:
         "pool_size": run.pool.size(),
         "evolution_histogram": {str(k): v for k, v in run.pool.evolution_histogram().items()},
         "fingerprint": run.pool.fingerprint(),
-        "pool": str(run.pool.folder),
+        "pool": run.pool.location,
         "this_run": {
             "windows": run.applied_now,
             **{k: current[k] for k in (*AGENT_FIELDS, "errors", "repair_kinds")},

@@ -89,7 +89,7 @@ def train_command(args: argparse.Namespace) -> int:
         console.print(
             f"[bold]{env.dataset.name}[/]: {len(users)} users, {len(plan)} windows of "
             f"{context.amem4rec_window} training items ({cap} per user, latest first), {todo} still to "
-            f"train into {pool.folder}; "
+            f"train into {pool.location}; "
             f"at most {3 * todo} LLM agent calls (1 extraction per window, +2 when Eq. 7 updates; "
             f"retries extra); rounds of {context.amem4rec_round_windows}, concurrency {args.concurrency}; "
             f"backend: {describe_backend(args.llm)}"
@@ -150,16 +150,16 @@ def print_summary(summary: dict[str, Any]) -> None:
 def show_command(args: argparse.Namespace) -> int:
     """Print one memory and every version it went through."""
     from recgraph.llm_session import context_from_args
-    from tools.amem4rec.folder import open_pool, pool_dir
+    from tools.amem4rec.folder import open_pool, pool_location
     from world.environment import get_environment
 
     env = get_environment(args.dataset)
     context = context_from_args(args, Amem4RecContext, amem4rec_pool=args.pool)
-    pool = open_pool(pool_dir(context, env.dataset), env.dataset)
+    pool = open_pool(pool_location(context, env.dataset), env.dataset)
     memory = pool.get(args.memory_id)
     console.print(
         escape(
-            f"{memory.id} (pool {pool.folder}): evolution_count {memory.evolution_count}, version "
+            f"{memory.id} (pool {pool.location}): evolution_count {memory.evolution_count}, version "
             f"{memory.version}, created from user {memory.created_user} window {memory.created_window}"
         )
     )

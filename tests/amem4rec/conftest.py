@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from world.database import DATABASE_URL_ENV
+
 _ITEMS = [
     ("1", "Moonlight Harbor", "1994", "Drama Romance"),
     ("2", "Iron Comet", "1986", "Action Sci-Fi"),
@@ -70,3 +72,14 @@ def write_amem_dataset() -> Callable[..., Path]:
 def amem_dataset(tmp_path: Path) -> str:
     """The catalog with categories, written to `tmp_path / "data"` (dataset name `amem`): its path."""
     return str(_write_dataset(tmp_path / "data"))
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def pool_backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Where the test's AMEM4Rec pools live: "sqlite" (folders, the default) or "postgres" (a fresh
+    database of the session's server, named by RECGRAPH_DATABASE_URL)."""
+    if request.param == "postgres":
+        monkeypatch.setenv(DATABASE_URL_ENV, request.getfixturevalue("postgres_url"))
+    else:
+        monkeypatch.delenv(DATABASE_URL_ENV, raising=False)
+    return request.param

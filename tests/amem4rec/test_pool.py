@@ -1,5 +1,6 @@
 """The AMEM4Rec pool store: versioned evolutions that never lose a concurrent one, replays applied once,
-exact search through Chroma, and one clear error for each bad pool (nothing overwritten)."""
+exact search (through Chroma or pgvector's index for big pools), and one clear error for each bad pool
+(nothing overwritten). Tests taking `pool_backend` run on the embedded store and on PostgreSQL."""
 
 import shutil
 import threading
@@ -68,7 +69,9 @@ def evolve_plan(key: str, memory_id: str, base_version: int, behavior: str, patt
     }
 
 
-def test_two_evolutions_of_one_memory_from_the_same_version_are_both_kept(dataset, tmp_path: Path) -> None:
+def test_two_evolutions_of_one_memory_from_the_same_version_are_both_kept(
+    dataset, tmp_path: Path, pool_backend: str
+) -> None:
     pool = open_pool(tmp_path / "pool", dataset, CONFIG, create=True)
     pool.apply(store_plan("a:0", "m-a-0", "Likes dramas.", "Drama then drama."))
     first = evolve_plan("b:0", "m-a-0", 1, "Likes quiet dramas.", "Drama, then romance.")
@@ -95,7 +98,7 @@ def test_two_evolutions_of_one_memory_from_the_same_version_are_both_kept(datase
     assert pool.search(vector, 1)[0][1] == pytest.approx(1.0, abs=1e-5)
 
 
-def test_concurrent_appliers_lose_nothing(dataset, tmp_path: Path) -> None:
+def test_concurrent_appliers_lose_nothing(dataset, tmp_path: Path, pool_backend: str) -> None:
     pool = open_pool(tmp_path / "pool", dataset, CONFIG, create=True)
     pool.apply(store_plan("a:0", "m-a-0", "Likes dramas.", "Drama then drama."))
     plans = [evolve_plan(f"u{n}:0", "m-a-0", 1, f"Tendency {n}.", f"Sequence {n}.") for n in range(6)]
@@ -117,18 +120,30 @@ def test_concurrent_appliers_lose_nothing(dataset, tmp_path: Path) -> None:
     assert kept <= seen
 
 
-def test_a_replayed_window_is_applied_once(dataset, tmp_path: Path) -> None:
+def test_a_replayed_window_is_applied_once(dataset, tmp_path: Path, pool_backend: str) -> None:
     pool = open_pool(tmp_path / "pool", dataset, CONFIG, create=True)
     plan = store_plan("a:0", "m-a-0", "Likes dramas.", "Drama then drama.")
     assert pool.apply(plan)["status"] == "applied"
     assert pool.apply(plan)["status"] == "already applied"
     assert pool.size() == 1 and len(pool.ledger()) == 1 and pool.proposals() == {}
+    # A whole round replayed (as after a lost connection whose commit went through): nothing twice.
+    round_ = [
+        store_plan("b:0", "m-b-0", "Likes comedies.", "Comedy then comedy."),
+        evolve_plan("c:0", "m-a-0", 1, "Likes quiet dramas.", "Drama, then romance."),
+    ]
+    for plan in round_:
+        pool.log_proposal(plan)
+    assert [o["status"] for o in pool.apply_all(round_)] == ["applied", "applied"]
+    fingerprint = pool.fingerprint()
+    assert [o["status"] for o in pool.apply_all(round_)] == ["already applied"] * 2
+    assert pool.fingerprint() == fingerprint and pool.size() == 2 and len(pool.ledger()) == 3
+    assert pool.get("m-a-0").version == 2 and pool.proposals() == {}
 
 
 def test_search_is_exact_and_the_index_is_rebuilt_from_the_record(
-    dataset, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    dataset, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pool_backend: str
 ) -> None:
-    monkeypatch.setattr(memory_pool, "EXACT_UP_TO", 0)  # a "big" pool: candidates come from Chroma
+    monkeypatch.setattr(memory_pool, "EXACT_UP_TO", 0)  # a "big" pool: candidates from Chroma / HNSW
     folder = tmp_path / "pool"
     pool = open_pool(folder, dataset, CONFIG, create=True)
     texts = [f"Keeps returning to genre {n}." for n in range(70)]  # more than the index's 64 candidates
@@ -142,7 +157,8 @@ def test_search_is_exact_and_the_index_is_rebuilt_from_the_record(
     assert [m.id for m, _ in pool.search(query, 9)] == [f"m-u{n}-0" for n in expected[:9]]  # whole pool
     fingerprint = pool.fingerprint()
     forget_pool(folder)
-    shutil.rmtree(folder / "chroma")  # e.g. a crash between the SQLite commit and the index write
+    if pool_backend == "sqlite":
+        shutil.rmtree(folder / "chroma")  # e.g. a crash between the SQLite commit and the index write
     reopened = open_pool(folder, dataset)
     assert reopened.fingerprint() == fingerprint
     assert [m.id for m, _ in reopened.search(query, 5)] == [f"m-u{n}-0" for n in expected[:5]]

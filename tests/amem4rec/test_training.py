@@ -12,7 +12,10 @@ from graphs.amem4rec.training import train_pool, training_summary
 from recgraph.cli import main
 from state.amem4rec.context import Amem4RecContext
 from tests.fakes import PatternModel, install
+from tools.amem4rec import pool as memory_pool
 from tools.amem4rec.pool import MemoryPool
+from tools.amem4rec.pool_postgres import PostgresPool
+from tools.amem4rec.pool_sqlite import SqlitePool
 from world.environment import get_environment
 from world.errors import InvalidRecInput
 
@@ -68,7 +71,7 @@ def pool_after(ctx: Amem4RecContext, dataset: str, users: list[str], concurrency
 
 
 def test_concurrency_does_not_change_the_pool(
-    amem_dataset: str, users: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    amem_dataset: str, users: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pool_backend: str
 ) -> None:
     install(monkeypatch, PatternModel())
     ctx = Amem4RecContext(dataset=amem_dataset, llm="openai:gpt-4o-mini", amem4rec_round_windows=5)
@@ -96,7 +99,7 @@ class Killed(Exception):
 
 
 def test_a_run_killed_while_applying_finishes_with_the_same_pool(
-    amem_dataset: str, users: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    amem_dataset: str, users: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pool_backend: str
 ) -> None:
     install(monkeypatch, PatternModel())
     ctx = Amem4RecContext(dataset=amem_dataset, llm="openai:gpt-4o-mini", amem4rec_round_windows=5)
@@ -104,19 +107,19 @@ def test_a_run_killed_while_applying_finishes_with_the_same_pool(
     env = get_environment(amem_dataset)
     killed = replace(ctx, amem4rec_pool=str(tmp_path / "killed"))
 
-    original = MemoryPool._apply_locked
+    original = memory_pool.apply_window
     applied: list[str] = []
 
-    def die_at_13(self: MemoryPool, plan: dict, key: str) -> dict:
-        applied.append(key)
+    def die_at_13(session: object, plan: dict, memory_chars: int) -> dict:
+        applied.append(plan["window_key"])
         if len(applied) == 13:  # in the middle of the third round's commits
             raise Killed
-        return original(self, plan, key)
+        return original(session, plan, memory_chars)
 
-    monkeypatch.setattr(MemoryPool, "_apply_locked", die_at_13)
+    monkeypatch.setattr(memory_pool, "apply_window", die_at_13)
     with pytest.raises(Killed):
         train_pool(env, killed, users, 3)
-    monkeypatch.setattr(MemoryPool, "_apply_locked", original)
+    monkeypatch.setattr(memory_pool, "apply_window", original)
     rerun = train_pool(env, killed, users, 3)
     # A round commits as one transaction: the third round's two applied windows were rolled back.
     assert rerun.applied_before == 10 and rerun.applied_now == 14
@@ -126,13 +129,14 @@ def test_a_run_killed_while_applying_finishes_with_the_same_pool(
 
 
 def test_a_run_killed_while_proposing_finishes_with_the_same_pool(
-    amem_dataset: str, users: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    amem_dataset: str, users: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pool_backend: str
 ) -> None:
     install(monkeypatch, PatternModel())
     ctx = Amem4RecContext(dataset=amem_dataset, llm="openai:gpt-4o-mini", amem4rec_round_windows=4)
     whole = pool_after(replace(ctx, amem4rec_pool=str(tmp_path / "whole")), amem_dataset, users, 2)
     killed = replace(ctx, amem4rec_pool=str(tmp_path / "killed"))
-    original = MemoryPool.log_proposal
+    store = PostgresPool if pool_backend == "postgres" else SqlitePool
+    original = store.log_proposal
     logged = []
 
     def log_then_die(self: MemoryPool, plan: dict) -> None:
@@ -141,10 +145,10 @@ def test_a_run_killed_while_proposing_finishes_with_the_same_pool(
         if len(logged) == 10:  # two of the third round's four proposals are logged
             raise Killed
 
-    monkeypatch.setattr(MemoryPool, "log_proposal", log_then_die)
+    monkeypatch.setattr(store, "log_proposal", log_then_die)
     with pytest.raises(Killed):
         pool_after(killed, amem_dataset, users, 1)
-    monkeypatch.setattr(MemoryPool, "log_proposal", original)
+    monkeypatch.setattr(store, "log_proposal", original)
     rerun = train_pool(get_environment(amem_dataset), killed, users, 2)
     assert rerun.applied_before == 8
     unlogged = [r.key for r in rerun.plan[8:12] if r.key not in logged]
