@@ -23,6 +23,7 @@ from langchain_core.runnables import RunnableConfig
 
 from agents.memrec.features import feature_index
 from agents.memrec.user_vectors import user_vectors
+from agents.memrec.write import write_job_id
 from agents.usage import summarise_usage
 from graphs.concurrency import run_concurrently
 from graphs.hooks import Prepared, PrepareRequest
@@ -126,6 +127,25 @@ def apply_warmups(env: Environment, context: MemRecContext, log: ResultsLog, use
     return writer.stats().get("done", 0) - before
 
 
+def applied_elsewhere(
+    env: Environment, context: MemRecContext, users: Sequence[str], scenario: str
+) -> set[str]:
+    """Users whose warm-up job is already applied to this memory by another process (a memory in a
+    shared database): this process ranks on their result instead of asking LM_Mem again."""
+    graph = feature_index(env, context.memrec_memory).graph
+    if not graph.shared:
+        return set()
+    done = MemoryWriter(graph, synchronous=True).done_jobs("w-")
+    found = set()
+    for user in users:
+        request = warmup_interaction(env, user, scenario)
+        if request is not None:
+            job = write_job_id(env.dataset.name, user, request["item_id"], request["timestamp"])
+            if job in done:
+                found.add(user)
+    return found
+
+
 def warmup_usage(log: ResultsLog, users: Sequence[str]) -> dict[str, Any]:
     """Stage W totals over the users' warm-up jobs (for metrics.json)."""
     records = log.done("stage_w")
@@ -170,7 +190,11 @@ def with_stage_w(request: PrepareRequest) -> Prepared:
         preload_embedder()
         embed_user_memories(env, request)
         index = feature_index(env, ctx.memrec_memory)
-        warm = [u for u in users if warmup_interaction(env, u, request.scenario) is not None]
+        elsewhere = applied_elsewhere(env, ctx, users, request.scenario)
+        if elsewhere:
+            metrics["stage_w_applied_elsewhere"] = len(elsewhere)
+        mine = [u for u in users if u not in elsewhere]
+        warm = [u for u in mine if warmup_interaction(env, u, request.scenario) is not None]
         logged = log.done("stage_w")
         asked = sum(user not in logged for user in warm)
         clock = start_clock(started, ctx.memrec_memory, request.concurrency, asked, ctx)
@@ -181,12 +205,12 @@ def with_stage_w(request: PrepareRequest) -> Prepared:
                 speculation.arrived(user, logged[user]["job"])
         progress = request.on_progress
         label = f"{request.method} · Stage W"
-        hook = (lambda count: progress(label, count, len(users))) if progress else None
+        hook = (lambda count: progress(label, count + len(elsewhere), len(users))) if progress else None
         trace = partial(
             protocol_run_config, request.protocol, request.method, name="memrec_write", phase="stage_w"
         )
         ask = propose_warmups(
-            env, users, request.scenario, ctx, log, request.concurrency, hook, trace, speculation.arrived
+            env, mine, request.scenario, ctx, log, request.concurrency, hook, trace, speculation.arrived
         )
         try:
             asyncio.run(ask)
