@@ -111,6 +111,7 @@ def embed_queries(queries: Sequence[str], folder: Path | None = None) -> int:
     if path is not None and any(q not in saved for q in wanted):
         saved.update(found)
         texts, vectors = np.array(list(saved)), np.array(list(saved.values()), dtype=np.float32)
+        path.parent.mkdir(parents=True, exist_ok=True)  # a pool in the database has no folder of its own
         save_arrays(path, texts=texts, vectors=vectors)
     return len(missing)
 
@@ -135,7 +136,9 @@ def retrieve_memories(pool: MemoryPool | None, query: str, k: int) -> list[dict[
     """The top-k memories for a query text, most similar first (none without a pool or a query)."""
     if pool is None or not query or k <= 0:
         return []
-    found = pool.search(query_vector(query, pool.folder), k)
+    # A pool in the database has no folder; its name is where a bench run saved its queries' vectors.
+    folder = pool.folder if pool.folder is not None else Path(pool.location)
+    found = pool.search(query_vector(query, folder), k)
     return [
         {
             "id": memory.id,
