@@ -5,9 +5,11 @@
                            the ledger of applied windows, proposals logged before they are applied
     <pool>/chroma/         the persistent Chroma collection (cosine space, explicit MiniLM function)
 
-SQLite is the record; Chroma is the search index kept in step with it (re-synced on open if a crash
-fell between the two writes); every vector is also held in memory for exact scoring. The contract
-is `tools.amem4rec.pool`'s.
+SQLite is the record; every vector is also held in memory for exact scoring. Chroma is the search
+index of a pool too big to score whole (more than `EXACT_UP_TO` memories): it is opened, and synced
+with the record, the first time such a pool is searched, and kept in step from then on. A smaller
+pool never opens it, so training writes no index that its searches would not read (a Chroma upsert
+per round cost most of a heuristic round). The contract is `tools.amem4rec.pool`'s.
 """
 
 from __future__ import annotations
@@ -109,8 +111,7 @@ class SqlitePool(MemoryPool):
             raise PoolError(
                 f"pool folder {folder} is damaged: an embedding is not {EMBEDDING_DIM}-dimensional"
             )
-        self.index = PoolIndex(folder)
-        self.index.sync({r["id"]: r["version"] for r in rows}, self._index_rows)
+        self._index: PoolIndex | None = None
 
     def close(self) -> None:
         """Close the database connection (the object is unusable afterwards)."""
@@ -155,21 +156,35 @@ class SqlitePool(MemoryPool):
                 raise
             self._db.execute("COMMIT")
 
+    def search_index(self) -> PoolIndex:
+        """The pool's Chroma index, opened and synced with the record on first use (repairing any
+        crash that fell between a commit and its index write)."""
+        assert self.folder is not None
+        with self._lock:  # the writers' lock: no round commits between the sync and the first upsert
+            if self._index is None:
+                index = PoolIndex(self.folder)
+                versions = {r["id"]: r["version"] for r in self._read("SELECT id, version FROM {memories}")}
+                index.sync(versions, self._index_rows)
+                self._index = index
+            return self._index
+
     def _candidates(self, query: np.ndarray, n: int) -> tuple[dict[str, np.ndarray], dict[str, Memory]]:
         with self._lock:
             if len(self._vectors) <= max(contract.EXACT_UP_TO, n):
                 return dict(self._vectors), {}
-            ids = self.index.nearest(query, n)
+        ids = self.search_index().nearest(query, n)
+        with self._lock:
             return {i: self._vectors[i] for i in ids if i in self._vectors}, {}
 
     def _committed(self, changed: dict[str, np.ndarray]) -> None:
-        """Hold the round's new vectors in memory and write them to Chroma in one call (a crash
-        before that write is repaired by the next open)."""
+        """Hold the round's new vectors in memory and, once the index is open, write them to Chroma
+        in one call (under the writers' lock; a crash before that write is repaired when the index is
+        next opened)."""
         self._vectors.update(changed)
-        if changed:
+        if changed and self._index is not None:
             ids = sorted(changed)
             rows = self.memories(ids)
-            self.index.upsert([rows[i] for i in ids], [changed[i] for i in ids])
+            self._index.upsert([rows[i] for i in ids], [changed[i] for i in ids])
 
     def _index_rows(self, ids: list[str]) -> tuple[list[Memory], list[np.ndarray]]:
         rows = self.memories(ids)
