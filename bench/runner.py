@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
     from bench.checkpoints import Checkpoints
+    from bench.remote import RemotePool
     from bench.workers import WorkerPool
 
 ProgressHook = Callable[[str, int], None]
@@ -230,6 +231,7 @@ def run_benchmark(
     workers: int = 1,
     on_phase_end: Ender | None = None,
     checkpoints: bool = False,
+    remote: RemotePool | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Run every method (prepared by its hook, resuming from the log) and return metrics per method;
     `tracing` (bench/tracing.py) gives each user's run its tags, metadata and feedback; `workers` > 1
@@ -239,7 +241,8 @@ def run_benchmark(
     hooks'), and `on_phase_end(label)` once a phase's work is over even when it stopped short of
     its total: when the world says so, when a hook starts its next phase, and at the latest when the
     method's prepare, or its ranking, is over (no row is left waiting). `checkpoints`: each user's
-    run is a LangGraph thread (bench/checkpoints.py)."""
+    run is a LangGraph thread (bench/checkpoints.py). `remote`: each method is prepared and ranked
+    on a LangGraph deployment instead (bench/remote.py)."""
     from bench.workers import ranking_pool  # here: bench.workers builds on this module
 
     start_preloads(methods, context)  # methods' one-time loading, in background threads
@@ -249,7 +252,8 @@ def run_benchmark(
     results: dict[str, dict[str, Any]] = {}  # filled method by method: kept when one fails
     phases = OpenPhases(on_phase, on_phase_end) if on_phase else None
     try:
-        with reporting(phases), ranking_pool(workers, context.dataset) as pool:  # + world's phases
+        pools = nullcontext(remote) if remote is not None else ranking_pool(workers, context.dataset)
+        with reporting(phases), pools as pool:  # + world's phases
             return _run_methods(
                 methods, cases, protocol, log, concurrency, context, on_progress, phases, tracing, pool,
                 results, threads,
@@ -269,7 +273,7 @@ def _run_methods(
     on_progress: ProgressHook | None,
     phases: OpenPhases | None,
     tracing: BenchTracing | None,
-    pool: WorkerPool | None,
+    pool: WorkerPool | RemotePool | None,
     results: dict[str, dict[str, Any]],
     threads: Checkpoints | None = None,
 ) -> dict[str, dict[str, Any]]:
@@ -280,7 +284,8 @@ def _run_methods(
     for method in methods:
         started, first = time.perf_counter(), list[float]()  # setup: until the first user is ranked
         hook_phases = phases.one_at_a_time() if phases else None
-        prepared = prepare_method(method, cases, protocol, log, concurrency, context, hook_phases)
+        prepare = getattr(pool, "prepare", prepare_method)  # a deployment prepares on its own servers
+        prepared = prepare(method, cases, protocol, log, concurrency, context, hook_phases)
         if phases:
             phases.end_all()
         prepare_seconds = time.perf_counter() - started

@@ -11,13 +11,14 @@ the attribute at top level (read with `ast`, not imported), so a misspelt hook f
 from __future__ import annotations
 
 import ast
+import hashlib
 import importlib.util
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from state.context import Context
 from world.errors import RecgraphError
@@ -28,8 +29,64 @@ STUDIO_REQUEST: Mapping[str, Any] = {"user_id": "1", "candidates": ["1", "50", "
 Hook = Callable[..., Any] | str
 """A lifecycle hook: the callable itself, or "module:attribute" imported on first use."""
 
-HOOK_FIELDS = ("prepare", "preload", "perf_prepare", "perf_extras", "record_extras", "cli", "llm_calls")
+HOOK_FIELDS = (
+    "prepare",
+    "remote_prepare",
+    "preload",
+    "perf_prepare",
+    "perf_extras",
+    "record_extras",
+    "cli",
+    "llm_calls",
+)
 """The `MethodSpec` fields that hold hooks."""
+
+
+@dataclass(frozen=True)
+class RemoteCall:
+    """One run a client asks a LangGraph deployment for (a `remote_prepare` hook's unit of work)."""
+
+    assistant: str
+    """The graph id (= registry name) of the assistant to run, e.g. "memrec_write"."""
+    payload: Mapping[str, Any]
+    """The run's input."""
+    context: Context
+    """The run's context, sent as the run's `context`."""
+    config: Mapping[str, Any] | None = None
+    """Run name, tags and metadata for tracing (a `graphs.tracing.run_config` without `run_id`)."""
+    user: str | None = None
+    """The user the run is about, for error messages."""
+
+
+REMOTE_ROOT = "runs/remote"
+"""Where a deployment keeps what a client's run prepared (relative to each server's working directory;
+with a database URL, only the memories' and pools' names in the database)."""
+
+
+def remote_name(work_dir: Path, *parts: str) -> str:
+    """The name of state a `remote_prepare` hook has the deployment build for the run whose output
+    folder is `work_dir`: the same on every replica and for every rerun of the same command, distinct
+    for another output folder, and never a path of the client's own machine."""
+    digest = hashlib.sha256(str(work_dir.absolute()).encode()).hexdigest()[:12]
+    return "/".join((REMOTE_ROOT, digest, *parts))
+
+
+class RemoteRunner(Protocol):
+    """The deployment a `remote_prepare` hook drives (bench/remote_replicas.py implements it)."""
+
+    servers: tuple[str, ...]
+    """The deployment's URLs (replicas sharing one database)."""
+
+    def run_all(
+        self,
+        calls: Sequence[RemoteCall],
+        done: Callable[[RemoteCall, dict[str, Any]], None],
+        concurrency: int,
+    ) -> None:
+        """Run every call on the deployment (at most `concurrency` in flight, retried on another
+        replica when one is lost) and hand each output to `done` as it finishes; raises on the first
+        run the deployment failed."""
+        ...
 
 
 class HookReferenceError(RecgraphError):
@@ -95,6 +152,10 @@ class MethodSpec:
     perf, recommend) and in what its hooks receive."""
     prepare: Hook = ""
     """(PrepareRequest) -> Prepared, run before ranking (training / warm-up); empty: nothing."""
+    remote_prepare: Hook = ""
+    """(PrepareRequest, RemoteRunner) -> Prepared: `prepare` for users ranked on a LangGraph deployment
+    (`recgraph bench --server`), every write done by the deployment's service assistants; empty: a
+    method with a `prepare` hook is refused under --server."""
     preload: Hook = ""
     """(context) -> None: heavy one-time loading (a model, dataset-wide arrays), started by bench in a
     background thread when the run starts and awaited before `prepare` (bench/preload.py)."""

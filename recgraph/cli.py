@@ -60,6 +60,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="processes the users are sharded over (the users in flight are shared among them); "
         "for when one process's CPU is the limit",
     )
+    add_server_option(
+        bench,
+        "every user's run goes to this LangGraph deployment (comma-separated replicas "
+        "sharing one database); methods' prepare steps run there too",
+    )
     bench.add_argument("--out", default=None, help="output folder (resumable; default runs/bench)")
     bench.add_argument(
         "--checkpoints",
@@ -111,12 +116,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="rank the protocol's N candidates (target included) instead of the whole catalog",
     )
     recommend.add_argument("--top-k", type=int, default=10, help="list length without candidates")
+    add_server_option(recommend, "ask this LangGraph deployment instead of running the graph here")
     add_dataset_options(recommend)
     from graphs.registry import cli_registrars
 
     for register in cli_registrars():  # methods' own subcommands (e.g. `recgraph memrec ...`)
         register(commands)
     return parser
+
+
+def add_server_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """`--server URL[,URL…]`: a LangGraph deployment (`langgraph dev` or up) serving langgraph.json."""
+    parser.add_argument("--server", default=None, metavar="URL[,URL…]", help=f"{what}; default: in-process")
 
 
 def connect_database(url: str | None) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,6 +23,9 @@ from rich.table import Table
 if TYPE_CHECKING:
     from bench.crash import RunStopped
     from bench.protocol import Protocol
+    from bench.remote import RemotePool
+    from bench.remote_replicas import Replicas
+    from bench.tracing import BenchTracing
     from recgraph.progress_log import ProgressLog
 
 # Piped output gets a wide console so the comparison table is not squeezed to 80 columns.
@@ -60,6 +64,7 @@ def bench(args: argparse.Namespace) -> int:
     from world.datasets import check_dataset_spec
 
     check_dataset_spec(args.dataset)
+    replicas = remote_replicas(args, methods)  # --server: every URL answers, before any heavy work
     from agents.backends import describe_backend
     from bench import report, report_console
     from bench.compare import add_statistics, check_reference
@@ -88,7 +93,8 @@ def bench(args: argparse.Namespace) -> int:
     check_workers(args.workers, args.concurrency, getattr(args, "trace", False))
     from bench.preload import start_preloads  # methods' one-time loading overlaps the dataset's
 
-    start_preloads(methods, context_from_args(args))
+    if replicas is None:  # the servers load their own models
+        start_preloads(methods, context_from_args(args))
     env = get_environment(args.dataset)
     cases = plan_cases(env, protocol)
     out = Path(args.out or "runs/bench")
@@ -114,14 +120,23 @@ def bench(args: argparse.Namespace) -> int:
         bench_progress(progress_bar(), len(cases), resumed, progress_log()) as progress,
     ):
         stopped: RunStopped | None = None
+        remote = remote_pool(replicas, tracing)
+        started = time.perf_counter()
         try:
             results = run_benchmark(
                 methods, cases, protocol, log, args.concurrency, context, progress.advance, progress.phase,
-                tracing, args.workers, on_phase_end=progress.end, checkpoints=args.checkpoints,
+                tracing, args.workers, on_phase_end=progress.end, checkpoints=args.checkpoints, remote=remote,
             )  # fmt: skip
         except RunStopped as stop:  # a method failed: report the ones that finished (bench/crash.py)
             results, stopped = stop.results, stop
         server_stats = server.stats() if server else None
+    if remote is not None:  # runs per server and retries, per method (metrics.json) and in one line
+        from bench.remote import describe_servers
+
+        for method, stats in remote.stats.items():
+            if method in results:
+                results[method]["servers"] = stats
+        console.print(escape(describe_servers(remote, time.perf_counter() - started)))
     failed = None
     if stopped is not None:
         done = [u for u in log.done(stopped.method) if u in {c.user_id for c in cases}]
@@ -147,6 +162,27 @@ def bench(args: argparse.Namespace) -> int:
         print(f"recgraph: error: {check.failure()}", file=sys.stderr)
         return EXIT_TOO_MANY_FALLBACKS
     return 0
+
+
+def remote_replicas(args: argparse.Namespace, methods: list[str]) -> Replicas | None:
+    """`--server`: the deployment, checked (methods it can run, options, every URL answering and
+    serving the graphs); None for an in-process run."""
+    if not args.server:
+        return None
+    from bench.remote_checks import check_remote_methods, check_remote_options, connect
+
+    check_remote_methods(methods)
+    check_remote_options(args.workers, args.checkpoints, args.llm_cache)
+    return connect(args.server, methods)
+
+
+def remote_pool(replicas: Replicas | None, tracing: BenchTracing) -> RemotePool | None:
+    """The runner's `RemotePool` on `replicas` (None: in-process)."""
+    if replicas is None:
+        return None
+    from bench.remote import RemotePool
+
+    return RemotePool(replicas, tracing)
 
 
 def stopped_exit(stopped: RunStopped, out: Path) -> int:
@@ -231,7 +267,12 @@ def recommend(args: argparse.Namespace) -> int:
             candidates=args.candidates,
         )
         try:
-            output = get_graph(method).invoke(request, config=tracing_config, context=context)
+            if args.server:  # the deployment runs the graph (bench/remote.py)
+                from bench.remote import recommend_remotely
+
+                output = recommend_remotely(args.server, method, request, context, dict(tracing_config))
+            else:
+                output = get_graph(method).invoke(request, config=tracing_config, context=context)
         except Exception as error:  # a bug in the method: one line here, the traceback in errors.log
             if not is_crash(error):
                 raise

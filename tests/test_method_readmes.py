@@ -35,8 +35,8 @@ REGENERATE = "regenerate with: .venv/bin/python -m tests.test_method_readmes"
 DRAWN: Mapping[str, tuple[str, ...]] = {
     "baselines": ("popularity", "vanilla_llm"),
     "arag": ("arag", "arag_no_nli", "arag_no_nli_csa"),
-    "memrec": ("memrec", "memrec_write"),
-    "amem4rec": ("amem4rec", "amem4rec_train"),
+    "memrec": ("memrec", "memrec_write", "memrec_apply"),
+    "amem4rec": ("amem4rec", "amem4rec_train", "amem4rec_commit"),
     "chainrec": ("chainrec",),
 }
 """The graphs each room's README draws: a method's graph (by registry name) or a service graph.

@@ -22,6 +22,7 @@ def _amem4rec(summary: str, **overrides: Any) -> MethodSpec:
         Amem4RecContext,
         overrides,
         prepare="graphs.amem4rec.hooks:train_for_bench",
+        remote_prepare="graphs.amem4rec.remote_training:train_remotely",
         perf_prepare="graphs.amem4rec.hooks:train_for_perf",
         perf_extras="graphs.amem4rec.hooks:ranking_perf",
         cli="recgraph.amem4rec.command:register",
@@ -47,5 +48,11 @@ SERVICE_GRAPHS: dict[str, ServiceGraph] = {
         "AMEM4Rec training: one window through extraction, Eq. 7, linking, evolution and commit",
         {"user_id": "1", "start": 0},
     ),
+    "amem4rec_commit": ServiceGraph(
+        "graphs.amem4rec.remote_commit:graph",
+        "AMEM4Rec training: apply proposed window plans in the order given (training on a deployment)",
+        {"user_id": "1", "plans": []},
+    ),
 }
-"""One training window as its own graph (Studio, and the bench training rounds)."""
+"""One training window as its own graph (Studio, and the bench training rounds), and the rounds' apply
+step (training for `recgraph bench --server`)."""

@@ -27,6 +27,7 @@ def _memrec(summary: str, prepare: str, calls: Hook, **overrides: Any) -> Method
         MemRecContext,
         overrides,
         prepare=f"graphs.memrec.warmup:{prepare}",
+        remote_prepare=f"graphs.memrec.remote_warmup:{prepare}_remote",
         preload="graphs.memrec.preload:preload",
         perf_extras="graphs.memrec.perf:memrec_extras",
         record_extras="graphs.memrec.whole_run:ranked",
@@ -55,5 +56,11 @@ SERVICE_GRAPHS: dict[str, ServiceGraph] = {
         "MemRec Stage W: propagate one interaction into the memory graph",
         {"user_id": "1", "item_id": "50"},
     ),
+    "memrec_apply": ServiceGraph(
+        "graphs.memrec.remote_apply:graph",
+        "MemRec Stage W: apply proposed jobs in the order given (the warm-up of runs on a deployment)",
+        {"user_id": "1", "jobs": []},
+    ),
 }
-"""Stage W as its own graph (Studio, and the bench warm-up's writes)."""
+"""Stage W as its own graph (Studio, and the bench warm-up's writes), and its apply step (the warm-up
+of `recgraph bench --server`)."""
