@@ -27,7 +27,7 @@ from graphs.registry import get_graph, hook, method_context
 from graphs.tracing import untraced
 from state.context import Context, own_settings
 from world.environment import get_environment
-from world.progress import Ender, OpenPhases, phase_seconds, reporting
+from world.progress import Ender, OpenPhases, clocked, phase_seconds, reporting
 from world.results_log import ResultsLog
 
 if TYPE_CHECKING:
@@ -283,7 +283,7 @@ def _run_methods(
     wanted = {case.user_id for case in cases}
     for method in methods:
         started, first = time.perf_counter(), list[float]()  # setup: until the first user is ranked
-        hook_phases = phases.one_at_a_time() if phases else None
+        hook_phases, hook_clock = clocked(phases.one_at_a_time() if phases else None)
         prepare = getattr(pool, "prepare", prepare_method)  # a deployment prepares on its own servers
         prepared = prepare(method, cases, protocol, log, concurrency, context, hook_phases)
         if phases:
@@ -306,6 +306,9 @@ def _run_methods(
         results[method].update(prepared.metrics)
         results[method]["settings"] = own_settings(prepared.context)
         setup = {"prepare": prepare_seconds, "to_first_user": first[0] if first else None}
-        setup["one_time_work"] = phase_seconds(since=started)  # world.progress rows in this method
+        # world.progress rows in this method, then the prepare hook's own phases ("<method> · X": X)
+        work = phase_seconds(since=started)
+        work.update((label.removeprefix(f"{method} · "), s) for label, s in hook_clock.seconds().items())
+        setup["one_time_work"] = work
         results[method]["setup_seconds"] = setup
     return results

@@ -50,3 +50,17 @@ def test_setup_seconds_and_one_time_work_per_method(tmp_path: Path, monkeypatch:
     assert rows[0] == (item_vectors.PROGRESS_LABEL, 0, 60)
     touched = {i for c in cases for i in [*c.candidates, *env.history(c.user_id)]}
     assert rows[-1][1] <= len(touched) < 60  # only what the users touched was embedded
+
+
+def test_a_prepare_hooks_own_phases_are_named_in_one_time_work(tmp_path: Path) -> None:
+    data = generate(SynthSpec(users=30, items=40, interactions=300, timestamps=False, seed=7))
+    spec = str(write_synth(data, tmp_path / "memory")[0].parent)
+    protocol = Protocol(dataset=spec, candidates=5, users=6)
+    cases = plan_cases(get_environment(spec), protocol)
+    (tmp_path / "out").mkdir()
+    log = ResultsLog(tmp_path / "out" / "results.jsonl", protocol.as_dict())
+    results = run_benchmark(["memrec"], cases, protocol, log, 2, Context(dataset=spec))  # nobody watching
+    work = results["memrec"]["setup_seconds"]["one_time_work"]
+    assert "Stage W" in work  # the hook's phase, named without the method's prefix
+    assert all(seconds >= 0.0 for seconds in work.values())
+    assert not any(label.startswith("memrec · ") for label in work)

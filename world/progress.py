@@ -58,6 +58,19 @@ class PhaseClock:
 _process_clock = PhaseClock()
 
 
+def clocked(forward: Reporter | None) -> tuple[Reporter, PhaseClock]:
+    """A reporter passing reports on to `forward` (when given) and the `PhaseClock` it times them on:
+    a stage's own phases (a prepare hook's) are timed whether or not anyone watches."""
+    clock = PhaseClock()
+
+    def report_and_time(label: str, done: int, total: int) -> None:
+        clock(label, done, total)
+        if forward is not None:
+            forward(label, done, total)
+
+    return report_and_time, clock
+
+
 def phase_seconds(since: float | None = None) -> dict[str, float]:
     """Every label reported in this process (after `since`, a `time.perf_counter()` value, when
     given), with the seconds its work took (after `since`)."""
