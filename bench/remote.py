@@ -25,11 +25,12 @@ from uuid import UUID
 
 from bench.crash import MethodCrashed, is_crash
 from bench.protocol import EvalCase, Protocol
+from bench.records import result_record
 from bench.remote_checks import check_remote_methods, connect
 from bench.remote_replicas import Replicas
-from bench.runner import PhaseProgress, ProgressHook, result_record
+from bench.runner import PhaseProgress, ProgressHook, prepare_request
 from bench.tracing import BenchTracing
-from graphs.hooks import Prepared, PrepareRequest
+from graphs.hooks import Prepared
 from graphs.method_spec import RemoteCall
 from graphs.registry import METHODS, method_context, resolve
 from state.context import Context
@@ -69,17 +70,7 @@ class RemotePool:
         reference = METHODS[method].remote_prepare
         if not reference:
             return Prepared(ctx)
-        request = PrepareRequest(
-            method=method,
-            users=[case.user_id for case in cases],
-            scenario=protocol.scenario,
-            protocol=protocol.as_dict(),
-            work_dir=log.path.parent,
-            concurrency=concurrency,
-            context=ctx,
-            ranked=frozenset(log.done(method)),
-            on_progress=on_phase,
-        )
+        request = prepare_request(method, cases, protocol, log, concurrency, ctx, on_phase)
         before = self.replicas.summary()
         try:
             prepared = resolve(reference)(request, self.replicas)

@@ -11,15 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import Runnable, RunnableConfig
 
-from agents.ranking import output_origin
-from agents.usage import summarise_usage
 from bench.checkpoints import ainvoke_on_thread, async_saver, checkpoints_for, set_up
 from bench.crash import MethodCrashed, RunStopped, is_crash, stop_reason
 from bench.item_prefetch import prefetch_item_vectors
-from bench.method_summary import agent_breakdown, method_metrics
-from bench.metrics import rank_of, user_metrics
+from bench.method_summary import method_metrics
 from bench.preload import start_preloads, wait_preload
 from bench.protocol import EvalCase, Protocol
+from bench.records import result_record
 from bench.tracing import BenchTracing
 from graphs.concurrency import run_concurrently
 from graphs.hooks import Prepared, PrepareRequest
@@ -42,58 +40,6 @@ ProgressHook = Callable[[str, int], None]
 PhaseProgress = Callable[[str, int, int], None]
 """Called as (phase label, done, total) while one-time work runs: the world's (item vectors, indexes:
 world/progress.py) and a method's `prepare` hook's phases, which run one after another."""
-
-
-class MethodOutputError(RuntimeError):
-    """A graph returned something that is not a permutation of the candidates (a bug)."""
-
-
-def check_ranking(method: str, case: EvalCase, ranking: Sequence[str]) -> None:
-    """The contract: a ranking is a permutation of exactly the candidates."""
-    if sorted(ranking) != sorted(case.candidates):
-        raise MethodOutputError(
-            f"{method} returned a ranking for user {case.user_id!r} that is not a permutation "
-            f"of its {len(case.candidates)} candidates: {list(ranking)}"
-        )
-
-
-def result_record(
-    method: str,
-    case: EvalCase,
-    output: dict[str, Any],
-    seconds: float,
-    context: Context | None = None,
-) -> dict[str, Any]:
-    """One results.jsonl line: ranking, target rank, metrics, usage, time, where an LLM ranker's
-    positions came from (`ranking_origin`: model, repair or fallback) and the method's details (plus
-    what its `record_extras` hook computes from the scored ranking, e.g. a reward)."""
-    ranking = list(output["ranking"])
-    check_ranking(method, case, ranking)
-    rank = rank_of(case.target, ranking)
-    usage = summarise_usage(output.get("usage") or [])
-    record = {
-        "method": method,
-        "user_id": case.user_id,
-        "target": case.target,
-        "ranking": ranking,
-        "rank": rank,
-        "metrics": user_metrics(rank, len(case.candidates)),
-        "usage": usage,
-        "agents": agent_breakdown(output.get("usage") or []),
-        "seconds": seconds,
-    }
-    origin = output_origin(ranking, output.get("usage") or [])
-    if origin is not None:  # an LLM ranker's: how many positions its model decided (agents/ranking.py)
-        record["ranking_origin"] = origin
-    details = dict(output.get("details") or {})
-    extras = hook(method, "record_extras")
-    if extras is not None:
-        details.update(extras(record["metrics"], details, method_context(method, context)))
-    if details:
-        record["details"] = details
-    if output.get("degraded"):
-        record["degraded"] = list(output["degraded"])
-    return record
 
 
 def timed_invocation(
@@ -167,6 +113,30 @@ async def run_method(
         await run_concurrently(pending, timed.ainvoke, scored, concurrency)
 
 
+def prepare_request(
+    method: str,
+    cases: Sequence[EvalCase],
+    protocol: Protocol,
+    log: ResultsLog,
+    concurrency: int,
+    context: Context,
+    on_phase: PhaseProgress | None = None,
+) -> PrepareRequest:
+    """What a method's prepare hook (in-process or on a deployment) is told about the run: its users,
+    protocol, work folder (`--out`), concurrency, context and the users already ranked."""
+    return PrepareRequest(
+        method=method,
+        users=[case.user_id for case in cases],
+        scenario=protocol.scenario,
+        protocol=protocol.as_dict(),
+        work_dir=log.path.parent,
+        concurrency=concurrency,
+        context=context,
+        ranked=frozenset(log.done(method)),
+        on_progress=on_phase,
+    )
+
+
 def prepare_method(
     method: str,
     cases: Sequence[EvalCase],
@@ -186,17 +156,7 @@ def prepare_method(
     prepare = hook(method, "prepare")
     if prepare is None:
         return Prepared(ctx)
-    request = PrepareRequest(
-        method=method,
-        users=[case.user_id for case in cases],
-        scenario=protocol.scenario,
-        protocol=protocol.as_dict(),
-        work_dir=log.path.parent,
-        concurrency=concurrency,
-        context=ctx,
-        ranked=frozenset(log.done(method)),
-        on_progress=on_phase,
-    )
+    request = prepare_request(method, cases, protocol, log, concurrency, ctx, on_phase)
     try:
         wait_preload(method, context)  # started with the run (bench/preload.py)
         return prepare(request)
