@@ -19,7 +19,7 @@ from agents.amem4rec.policy import PolicyDecision, memory_policy
 from state.amem4rec.context import Amem4RecContext
 from tools.amem4rec.pool import MemoryPool
 from tools.amem4rec.record import memory_text
-from tools.amem4rec.vectors import embed_memory_texts
+from world.vector_memo import embed_each
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ def validate_similarity(
     pool: MemoryPool, behavior: str, pattern: str, ctx: Amem4RecContext
 ) -> SimilarityVerdict:
     """Run the similarity validator for a new pattern against the pool (see the module docstring)."""
-    vector = embed_memory_texts([memory_text(behavior, pattern)])[0]
+    vector = embed_each([memory_text(behavior, pattern)])[0]
     found = pool.search(vector, ctx.amem4rec_top_l)
     neighbours = [
         {

@@ -34,9 +34,10 @@ from agents.memrec.dataset_features import dataset_features
 from agents.memrec.user_vectors import user_vectors
 from agents.memrec.vector_store import load_vectors, rows_digest, save_vectors
 from tools.memrec.graph import MemoryGraph, user_node
-from world.embeddings import EMBEDDING_DIM, embed_texts
+from world.embeddings import EMBEDDING_DIM
 from world.environment import Environment
 from world.item_vectors import ItemVectors
+from world.vector_memo import embed_batch
 
 CURATION_NEEDS = {"metadata_overlap_score": "categories", "recency_days": "timestamps"}
 """Curation features and the dataset field each needs: without categories metadata_overlap_score is
@@ -121,7 +122,7 @@ class FeatureIndex:
             missing = list(dict.fromkeys(t for t in texts if t not in self._by_text))
         if not missing:
             return 0
-        vectors = embed_texts(missing)
+        vectors = embed_batch(missing)  # remembered: an ablation's identical Stage W batch is found
         with self._lock:
             for text, vector in zip(missing, vectors, strict=True):
                 self._by_text.setdefault(text, vector.astype(np.float32))

@@ -13,13 +13,13 @@ import pytest
 from recgraph.cli import main
 from state.amem4rec.context import Amem4RecContext
 from tools.amem4rec import pool as memory_pool
-from tools.amem4rec import vectors as memory_pool_vectors
 from tools.amem4rec.folder import forget_pool, open_pool, pool_config
 from tools.amem4rec.index import PoolError
 from tools.amem4rec.record import encode_vector, memory_text
-from tools.amem4rec.vectors import embed_memory_batch, embed_memory_texts, forget_memo
+from world import vector_memo as memory_pool_vectors
 from world.embeddings import embed_texts
 from world.environment import get_environment
+from world.vector_memo import embed_batch, embed_each, forget_memo
 
 CONFIG = pool_config(Amem4RecContext())
 
@@ -169,19 +169,19 @@ def test_memory_vectors_are_the_encoders_and_are_encoded_once(
 ) -> None:
     monkeypatch.setenv("RECGRAPH_HOME", str(tmp_path / "home"))
     texts = ["Keeps returning to niche items. Order: niche → niche.", "Samples varied kinds of item."]
-    found = embed_memory_texts([texts[0], texts[1], texts[0]])
+    found = embed_each([texts[0], texts[1], texts[0]])
     alone = np.array([embed_texts([text])[0] for text in texts])
     assert np.array_equal(found, alone[[0, 1, 0]])  # a batch of one each, whatever came along
     together = embed_texts(texts)
-    assert np.array_equal(embed_memory_batch(texts), together)
+    assert np.array_equal(embed_batch(texts), together)
     forget_memo()
 
     def no_encoder(batch: list[str]) -> np.ndarray:
         raise AssertionError(f"encoded again: {batch}")
 
     monkeypatch.setattr(memory_pool_vectors, "embed_texts", no_encoder)
-    assert np.array_equal(embed_memory_texts(texts[::-1]), alone[::-1])  # from the shared store
-    assert np.array_equal(embed_memory_batch(texts), together)
+    assert np.array_equal(embed_each(texts[::-1]), alone[::-1])  # from the shared store
+    assert np.array_equal(embed_batch(texts), together)
 
 
 def run_cli(args: list[str], capsys: pytest.CaptureFixture) -> tuple[int, str]:

@@ -194,13 +194,13 @@ def test_a_server_restart_mid_queue_is_waited_out(
 VECTORS = """
 import sys
 import numpy as np
-import agents.memrec.features as features
+import world.vector_memo as memo
 from agents.memrec.features import feature_index
 from world.environment import get_environment
 
 embedded = []
-embed = features.embed_texts
-features.embed_texts = lambda texts: embedded.extend(texts) or embed(texts)
+embed = memo.embed_texts
+memo.embed_texts = lambda texts: embedded.extend(texts) or embed(texts)
 vectors = feature_index(get_environment(sys.argv[1]), sys.argv[2]).updated_vectors()
 np.savez(sys.argv[3], embedded=np.array(len(embedded)), **vectors)
 """

@@ -14,9 +14,11 @@ from bench.protocol import Protocol, plan_cases
 from bench.runner import prepare_method
 from state.memrec.context import MemRecContext
 from tools.memrec.graph import MemoryGraph, user_node
+from world import vector_memo
 from world.embeddings import embed_texts
 from world.environment import get_environment
 from world.results_log import ResultsLog
+from world.vector_memo import forget_memo
 
 
 def _warm(tiny: Path, out: Path) -> MemRecContext:
@@ -45,8 +47,10 @@ def test_a_fresh_index_reads_the_saved_vectors_and_ignores_stale_ones(
     assert len(expected) >= 3  # the warm-up changed users' and items' memories
 
     embedded: list[list[str]] = []
+    forget_memo()  # every encoding below is either read from the file or computed: none remembered
+    monkeypatch.setattr(vector_memo, "_stored", lambda *_, **__: {})
     monkeypatch.setattr(
-        features_module, "embed_texts", lambda texts: embedded.append(list(texts)) or embed_texts(texts)
+        vector_memo, "embed_texts", lambda texts: embedded.append(list(texts)) or embed_texts(texts)
     )
     found = _fresh_index(ctx).updated_vectors()
     assert embedded == []  # everything came from the file

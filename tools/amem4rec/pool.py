@@ -17,7 +17,7 @@ Contract (both stores; the round logic and the scoring below are written once, h
   skipped, so a replay never duplicates a memory. The memories a round rewrote are re-embedded once,
   from their final text, in one batch (sorted by id) before the commit: the same round always forms
   the same batch (remembered under RECGRAPH_HOME, so a pool trained on the same rounds — a rerun, an
-  ablation — reads it back: `tools.amem4rec.vectors`), and a crash mid-round leaves nothing of it
+  ablation — reads it back: `world.vector_memo`), and a crash mid-round leaves nothing of it
   behind. `apply(plan)` is a round of one.
 - `search(vector, k)` returns the k most cosine-similar memories, scored exactly here (float32 dot
   products of the stored unit vectors, the same arithmetic for both stores), ties by id. A pool of

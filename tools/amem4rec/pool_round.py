@@ -11,8 +11,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from tools.amem4rec.record import Memory, decode_vector
-from tools.amem4rec.vectors import embed_memory_batch
 from tools.memrec.writer import merge_memory
+from world.vector_memo import embed_batch
 
 MEMORY_COLUMNS = ", ".join(Memory.__dataclass_fields__)
 """The memory table's columns that make a `Memory`, in field order."""
@@ -120,7 +120,7 @@ def embed_rewritten(session: Session, ids: list[str]) -> dict[str, np.ndarray]:
     if not ids:
         return {}
     rows = memories_of(session, ids)
-    vectors = embed_memory_batch([rows[i].text() for i in ids])
+    vectors = embed_batch([rows[i].text() for i in ids])
     for memory_id, vector in zip(ids, vectors, strict=True):
         session.execute("UPDATE {memories} SET embedding=? WHERE {pool} AND id=?", (vector, memory_id))
     return dict(zip(ids, vectors, strict=True))

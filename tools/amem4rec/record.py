@@ -1,7 +1,7 @@
 """One pool memory as a record, the text it embeds, and its vector codec (AMEM4Rec's pool).
 
 Contract: a memory's vector depends on its text alone (each text is encoded on its own:
-`tools.amem4rec.vectors`), so a resumed run sees exactly the vectors an uninterrupted one saw;
+`world.vector_memo`), so a resumed run sees exactly the vectors an uninterrupted one saw;
 vectors travel as base64 float32.
 """
 

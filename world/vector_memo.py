@@ -1,16 +1,17 @@
-"""Embeddings of AMEM4Rec memory texts, remembered so that no encoding is computed twice.
+"""Embeddings of memory texts (AMEM4Rec's pool, MemRec's rewritten memories), remembered so that no
+encoding is computed twice.
 
 Contract: what is remembered is exactly what the encoder gives for the same input, so a found
 vector is bit-identical to a computed one.
-- `embed_memory_texts`: each text encoded on its own (a batch of one), so its vector depends on
+- `embed_each`: each text encoded on its own (a batch of one), so its vector depends on
   the text alone — not on what came along, on concurrency, or on a resume; kept per text.
-- `embed_memory_batch`: the texts encoded together in one call (MiniLM pads a batch, so a row may
+- `embed_batch`: the texts encoded together in one call (MiniLM pads a batch, so a row may
   differ from the text's own encoding in the last bits); kept per batch, under the digest of the
   whole ordered batch, so the same batch always gets the same rows.
 Vectors are kept in this process (an LRU memo) and across processes, pools and runs (a SQLite
-file under RECGRAPH_HOME). Titles-only training repeats pattern texts often, and the AMEM4Rec
-ablations train pools that share most of their windows' texts and rounds, so most encodings are
-found rather than computed.
+file under RECGRAPH_HOME). Titles-only training repeats pattern texts often, the AMEM4Rec
+ablations train pools that share most of their windows' texts and rounds, and MemRec's ablations
+rewrite the same memories in Stage W, so most encodings are found rather than computed.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from world.paths import cache_root
 MEMO_SIZE = 20_000
 """Texts whose vector is kept in this process."""
 STORE_NAME = "amem4rec-memory-vectors-minilm-l6-v2.sqlite"
-"""The shared store's file under RECGRAPH_HOME (named by the encoder, whose output it holds)."""
+"""The shared store's file under RECGRAPH_HOME (named by the encoder, whose output it holds; and
+after AMEM4Rec, its first user, so that the stores machines already have stay valid)."""
 
 _memo: OrderedDict[str, np.ndarray] = OrderedDict()
 _memo_lock = threading.Lock()
@@ -80,7 +82,7 @@ def _remember(rows: list[tuple[str, np.ndarray]]) -> None:
         )
 
 
-def embed_memory_texts(texts: list[str]) -> np.ndarray:
+def embed_each(texts: list[str]) -> np.ndarray:
     """MiniLM embeddings of memory texts (rows in order), each encoded on its own; see the module
     docstring for where a vector may come from instead of the encoder."""
     vectors: dict[str, np.ndarray] = {}
@@ -111,7 +113,7 @@ def embed_memory_texts(texts: list[str]) -> np.ndarray:
     return np.array(rows, dtype=np.float32).reshape(len(rows), EMBEDDING_DIM)
 
 
-def embed_memory_batch(texts: list[str]) -> np.ndarray:
+def embed_batch(texts: list[str]) -> np.ndarray:
     """MiniLM embeddings of `texts` encoded together in one call (rows in order); see the module
     docstring for where they may come from instead of the encoder."""
     if not texts:
