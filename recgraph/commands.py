@@ -20,12 +20,11 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from recgraph.server_runs import remote_pool, remote_replicas, report_servers
+
 if TYPE_CHECKING:
     from bench.crash import RunStopped
     from bench.protocol import Protocol
-    from bench.remote import RemotePool
-    from bench.remote_replicas import Replicas
-    from bench.tracing import BenchTracing
     from recgraph.progress_log import ProgressLog
 
 # Piped output gets a wide console so the comparison table is not squeezed to 80 columns.
@@ -131,12 +130,7 @@ def bench(args: argparse.Namespace) -> int:
             results, stopped = stop.results, stop
         server_stats = server.stats() if server else None
     if remote is not None:  # runs per server and retries, per method (metrics.json) and in one line
-        from bench.remote import describe_servers
-
-        for method, stats in remote.stats.items():
-            if method in results:
-                results[method]["servers"] = stats
-        console.print(escape(describe_servers(remote, time.perf_counter() - started)))
+        console.print(escape(report_servers(remote, results, time.perf_counter() - started)))
     failed = None
     if stopped is not None:
         done = [u for u in log.done(stopped.method) if u in {c.user_id for c in cases}]
@@ -162,27 +156,6 @@ def bench(args: argparse.Namespace) -> int:
         print(f"recgraph: error: {check.failure()}", file=sys.stderr)
         return EXIT_TOO_MANY_FALLBACKS
     return 0
-
-
-def remote_replicas(args: argparse.Namespace, methods: list[str]) -> Replicas | None:
-    """`--server`: the deployment, checked (methods it can run, options, every URL answering and
-    serving the graphs); None for an in-process run."""
-    if not args.server:
-        return None
-    from bench.remote_checks import check_remote_methods, check_remote_options, connect
-
-    check_remote_methods(methods)
-    check_remote_options(args.workers, args.checkpoints, args.llm_cache)
-    return connect(args.server, methods)
-
-
-def remote_pool(replicas: Replicas | None, tracing: BenchTracing) -> RemotePool | None:
-    """The runner's `RemotePool` on `replicas` (None: in-process)."""
-    if replicas is None:
-        return None
-    from bench.remote import RemotePool
-
-    return RemotePool(replicas, tracing)
 
 
 def stopped_exit(stopped: RunStopped, out: Path) -> int:
