@@ -22,6 +22,7 @@ from bench.fault_report import fault_table as fault_table  # re-exported: the re
 from bench.fault_report import observed_faults as observed_faults
 from bench.ran_with import ran_with
 from bench.report_png import HEADLINE
+from bench.report_png import preload_plotting as preload_plotting
 from bench.report_png import write_report_png as write_report_png
 
 COST_COLUMNS = (

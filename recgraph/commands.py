@@ -120,6 +120,7 @@ def bench(args: argparse.Namespace) -> int:
     ):
         stopped: RunStopped | None = None
         remote = remote_pool(replicas, tracing)
+        plotting = report.preload_plotting()  # joined below, before the report is drawn
         started = time.perf_counter()
         try:
             results = run_benchmark(
@@ -145,6 +146,7 @@ def bench(args: argparse.Namespace) -> int:
     extras = {"failed": failed, "candidates": candidates}
     report.write_metrics(out, name, settings, results, server_stats, comparisons, check, **extras)
     report.write_report_md(out, name, settings, results, comparisons, check, **extras)
+    plotting.join()
     report.write_report_png(out, name, settings, results, comparisons)
     console.print(report_console.rich_report(name, settings, results, comparisons, check))
     if server_stats is not None:
