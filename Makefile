@@ -39,6 +39,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --no-index --no-deps $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl
 	$(BIN)/pip uninstall -qq --yes recbole
 	$(BIN)/pip install --quiet -e '.[dev,local]'
+	# MiniLM exported to ONNX once per environment (torch is needed for this step only); every
+	# RECGRAPH_HOME then finds it (world/minilm_onnx.py: SHIPPED_MODELS).
+	$(BIN)/python -m world.minilm_export $(VENV)/share/recgraph/models
 	touch $(STAMP)
 
 # Downloaded once; the stamp is only needed for the venv's pip (order-only).

@@ -170,6 +170,23 @@ def test_the_cached_file_is_named_by_the_bundled_model(tmp_path: Path) -> None:
     assert model_fingerprint(copy) != first
 
 
+def test_the_environments_export_is_found_before_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import world.minilm_onnx as minilm_onnx
+
+    monkeypatch.setenv("RECGRAPH_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(minilm_onnx, "SHIPPED_MODELS", tmp_path / "venv-share")
+    model_dir = bundled_model_dir()
+    cached = onnx_model_path(model_dir)
+    assert cached.parent == tmp_path / "home" / "models"  # no environment copy: the cache's
+    shipped = tmp_path / "venv-share" / cached.name
+    shipped.parent.mkdir()
+    shipped.write_bytes(b"made at set-up")
+    assert onnx_model_path(model_dir) == shipped
+    assert exported_model(model_dir) == shipped and not cached.exists()  # nothing exported again
+
+
 def test_an_export_that_strays_from_torch_is_refused() -> None:
     import torch
 

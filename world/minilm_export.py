@@ -110,3 +110,21 @@ def check_export(model: torch.nn.Module, path: Path, model_dir: Path) -> None:
                 f"MiniLM's ONNX export strays from torch (cosine {cosine:.6f} < {MIN_COSINE} on a batch "
                 f"of {len(texts)}); set RECGRAPH_ENCODER=torch to embed with torch instead"
             )
+
+
+def export_into(folder: Path) -> Path:
+    """Export the bundled model into `folder` (set-up: `python -m world.minilm_export FOLDER`), under
+    the name `world.minilm_onnx.onnx_model_path` looks for; returns the file (kept when it exists)."""
+    from world.minilm_onnx import MODEL_NAME, bundled_model_dir, ensure_file, model_fingerprint
+
+    model_dir = bundled_model_dir()
+    target = folder / f"{MODEL_NAME}-{model_fingerprint(model_dir)}.onnx"
+    return ensure_file(target, lambda temporary: export_minilm(model_dir, temporary))
+
+
+if __name__ == "__main__":
+    import sys
+
+    if len(sys.argv) != 2:
+        raise SystemExit("usage: python -m world.minilm_export FOLDER")
+    print(export_into(Path(sys.argv[1])))

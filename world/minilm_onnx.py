@@ -18,6 +18,7 @@ import fcntl
 import hashlib
 import json
 import os
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -64,9 +65,17 @@ def model_fingerprint(model_dir: Path) -> str:
     return digest.hexdigest()[:16]
 
 
+SHIPPED_MODELS = Path(sys.prefix) / "share" / "recgraph" / "models"
+"""Where `make setup` exports the model once per virtual environment, so that a new RECGRAPH_HOME (a
+Studio server's, a test's, a worker's on another disk) starts without the torch export."""
+
+
 def onnx_model_path(model_dir: Path) -> Path:
-    """Where the exported model of `model_dir` lives (it may not exist yet)."""
-    return cache_root() / "models" / f"{MODEL_NAME}-{model_fingerprint(model_dir)}.onnx"
+    """Where the exported model of `model_dir` lives: the environment's copy made at set-up when it is
+    there, else the cache's (which may not exist yet)."""
+    name = f"{MODEL_NAME}-{model_fingerprint(model_dir)}.onnx"
+    shipped = SHIPPED_MODELS / name
+    return shipped if shipped.is_file() else cache_root() / "models" / name
 
 
 def ensure_file(path: Path, write: Callable[[Path], None]) -> Path:
