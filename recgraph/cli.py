@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import atexit
+import os
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -179,5 +182,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             preloads.settle_preloads()
 
 
+def run() -> None:
+    """The `recgraph` console script: `main`, then an exit that skips tearing the interpreter down.
+
+    Threads are joined and exit handlers run as at any exit (tracing uploads, memory writers
+    draining, executors' workers); only the teardown of every module and object is skipped (0.9 s
+    after an 18-method bench on 2 cores): the operating system takes the memory back anyway. An
+    exception from `main` (a bug) still exits the usual way, with its traceback."""
+    code = main()
+    threading._shutdown()  # the interpreter's own first exit step: non-daemon threads, executors
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

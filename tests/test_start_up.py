@@ -93,3 +93,19 @@ def test_a_classic_baseline_invokes_without_torch() -> None:
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("]")[-1].strip() == "False"
+
+
+def test_the_fast_exit_still_runs_exit_handlers_and_keeps_the_status(tmp_path: Path) -> None:
+    marker = tmp_path / "handler-ran"
+    code = (
+        "import atexit, sys, threading, time\n"
+        f"atexit.register(lambda: open({str(marker)!r}, 'w').write('ran'))\n"
+        "threading.Thread(target=lambda: time.sleep(0.5) or open("
+        f"{str(marker) + '.thread'!r}, 'w').write('done')).start()  # non-daemon: joined\n"
+        "sys.argv = ['recgraph', 'bench', '--methods', 'nosuch']\n"
+        "from recgraph.cli import run\n"
+        "run()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stderr.startswith("recgraph: error: unknown method 'nosuch'")
+    assert marker.read_text() == "ran" and Path(str(marker) + ".thread").read_text() == "done"
