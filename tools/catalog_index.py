@@ -7,14 +7,10 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-import chromadb
 import numpy as np
-from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
-from chromadb.config import Settings
 
 from tools.similarity import profile_vector, similarity_order
 from world.data import Dataset
-from world.embeddings import embed_texts
 from world.environment import Environment
 from world.item_vectors import text_fingerprint
 from world.paths import cache_root, dataset_key
@@ -22,31 +18,6 @@ from world.progress import report
 
 ArrayLike = Any
 """A matrix indexed by row slices: an ndarray or `world.item_vectors.ItemVectors`."""
-
-
-class MiniLMEmbeddingFunction(EmbeddingFunction[Documents]):
-    """Chroma embedding function backed by our offline MiniLM (never Chroma's ONNX default)."""
-
-    def __init__(self) -> None:
-        """Nothing to configure: the model is loaded by path on first use."""
-
-    def __call__(self, input: Documents) -> Embeddings:
-        """Embed documents."""
-        return list(embed_texts(list(input)))
-
-    @staticmethod
-    def name() -> str:
-        """Name Chroma stores in the collection configuration."""
-        return "recgraph-minilm"
-
-    @staticmethod
-    def build_from_config(config: dict[str, Any]) -> MiniLMEmbeddingFunction:
-        """Rebuild from a stored configuration."""
-        return MiniLMEmbeddingFunction()
-
-    def get_config(self) -> dict[str, Any]:
-        """No configuration beyond the name."""
-        return {}
 
 
 def item_metadata(dataset: Dataset, item_id: str) -> dict[str, Any]:
@@ -80,6 +51,11 @@ class CatalogIndex:
     def __init__(self, dataset: Dataset, item_ids: Sequence[str], vectors: ArrayLike) -> None:
         """Open (or fill, once per dataset content) the dataset's persistent collection; `vectors`
         (row i for `item_ids[i]`) are read only when the collection has to be filled."""
+        import chromadb  # here, not at import: graphs that never retrieve never load Chroma
+        from chromadb.config import Settings
+
+        from tools.chroma_minilm import MiniLMEmbeddingFunction
+
         client = chromadb.PersistentClient(
             path=str(cache_root() / "chroma"),
             settings=Settings(anonymized_telemetry=False, allow_reset=False),

@@ -72,10 +72,19 @@ def score_popularity(
 
 
 def item_similarity(env: Environment, neighbours: int) -> sparse.csr_matrix:
-    """Item-item cosine similarity of training co-occurrence, top `neighbours` per row."""
-    from sklearn.metrics.pairwise import cosine_similarity
+    """Item-item cosine similarity of training co-occurrence, top `neighbours` per row.
 
-    similarity = cosine_similarity(env.train_matrix.T.tocsr(), dense_output=False).tolil()
+    Computed as scikit-learn's `cosine_similarity(X, dense_output=False)` does (each item's row
+    divided by its L2 norm, then the sparse product), without importing scikit-learn (1.7 s)."""
+    items = env.train_matrix.T.tocsr()
+    # scikit-learn keeps float32 (computing anything else in float64), sums each row's squares and
+    # divides by their square root in double precision, then stores the quotient in the row's dtype.
+    items = items.copy() if items.dtype == np.float32 else items.astype(np.float64)
+    squares = np.asarray(items.multiply(items).astype(np.float64).sum(axis=1)).ravel()
+    norms = np.sqrt(squares)
+    norms[norms == 0.0] = 1.0  # an item nobody interacted with stays a zero row
+    items.data = (items.data / np.repeat(norms, np.diff(items.indptr))).astype(items.dtype)
+    similarity = (items @ items.T).tolil()
     similarity.setdiag(0)
     similarity = similarity.tocsr()
     similarity.eliminate_zeros()

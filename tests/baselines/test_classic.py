@@ -68,3 +68,16 @@ def test_embedding_prefers_items_like_the_history(tiny_dataset_dir: Path) -> Non
     # u2 watched "Alpha Wars" (Action Sci-Fi) and "Gamma Quest" (Action Adventure).
     output = rank("embedding", tiny_dataset_dir, "u2", ["2", "6"])
     assert output["ranking"] == ["6", "2"]
+
+
+def test_item_similarity_is_scikit_learns_cosine_to_the_bit() -> None:
+    from sklearn.metrics.pairwise import cosine_similarity
+
+    env = get_environment("ml-100k")
+    expected = cosine_similarity(env.train_matrix.T.tocsr(), dense_output=False).tolil()
+    expected.setdiag(0)
+    expected = expected.tocsr()
+    expected.eliminate_zeros()
+    found = item_similarity(env, neighbours=0)
+    assert found.dtype == expected.dtype and found.nnz == expected.nnz
+    assert (found != expected).nnz == 0

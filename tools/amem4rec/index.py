@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tools.catalog_index import MiniLMEmbeddingFunction
 from world.errors import RecgraphError
 
 if TYPE_CHECKING:
@@ -51,6 +50,8 @@ class PoolIndex:
         """Open (or create) the collection under `folder/chroma`."""
         import chromadb
         from chromadb.config import Settings
+
+        from tools.chroma_minilm import MiniLMEmbeddingFunction
 
         try:
             client = chromadb.PersistentClient(
