@@ -12,11 +12,12 @@ import importlib.util
 import os
 import pwd
 import shutil
-import socket
 import stat
 import subprocess
 import uuid
 from pathlib import Path
+
+from tests.ports import free_port
 
 SERVER_USER = "pgserver"
 
@@ -33,12 +34,6 @@ POSTGRES_BIN_PATH = _binaries()
 """The PostgreSQL binaries (initdb, pg_ctl, postgres) inside the pgserver wheel."""
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 class PostgresServer:
     """One PostgreSQL cluster in `folder`: start, stop, restart, and fresh databases for tests."""
 
@@ -47,7 +42,7 @@ class PostgresServer:
         self.folder = folder
         folder.mkdir(parents=True, exist_ok=True)
         self.data = folder / "data"
-        self.port = _free_port()
+        self.port = free_port()
         self.log = folder / "server.log"
         self._user = self._server_user()
 

@@ -6,7 +6,6 @@ each user's metrics as feedback; a dead or failing endpoint costs one warning an
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from graphs.registry import METHODS, SERVICE_GRAPHS, get_graph, service_graph
 from graphs.tracing import QUIET, protocol_id
 from recgraph.cli import main
 from tests.langsmith_stub import LangSmithStub
+from tests.ports import free_port
 
 USERS = 2
 BENCH = ["bench", "--users", str(USERS), "--candidates", "10", "--seed", "0", "--concurrency", "2"]
@@ -161,12 +161,6 @@ def comparable(out: Path) -> dict[str, Any]:
         return value
 
     return scrub(json.loads((out / "metrics.json").read_text()))
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def warnings_in(text: str) -> list[str]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -30,6 +29,7 @@ from state.arag.context import AragContext
 from state.baselines.context import BaselinesContext
 from state.memrec.context import MemRecContext
 from tests.langsmith_stub import LangSmithStub
+from tests.ports import free_port
 
 REPO = Path(__file__).resolve().parent.parent
 SERVED = [*METHODS, *SERVICE_GRAPHS]
@@ -47,12 +47,6 @@ class DevServer:
     """Path of the ml-100k slice holding every id of the registry's Studio examples."""
     home: Path
     """Its RECGRAPH_HOME (empty when it started)."""
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def call(port: int, path: str, body: dict | None = None, timeout: float = 600) -> Any:

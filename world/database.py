@@ -67,10 +67,11 @@ def check_url(url: str) -> None:
     try:
         conninfo_to_dict(url)
     except Exception as error:  # psycopg.ProgrammingError: the parser's own message
-        raise DatabaseError(f"database URL {redact(url)!r} is malformed: {_first_line(error)}") from None
+        raise DatabaseError(f"database URL {redact(url)!r} is malformed: {first_line(error)}") from None
 
 
-def _first_line(error: BaseException) -> str:
+def first_line(error: BaseException) -> str:
+    """The first line of an error's message, any password redacted (for one-line errors)."""
     text = str(error).strip().splitlines()
     return redact(text[0]) if text else type(error).__name__
 
@@ -125,7 +126,7 @@ def _probe(url: str) -> str | None:
     try:
         psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT).close()
     except psycopg.Error as error:
-        return _first_line(error)
+        return first_line(error)
     return None
 
 
@@ -157,7 +158,7 @@ def retry_on_disconnect(url: str, work: Callable[[], T], what: str) -> T:
             if time.monotonic() >= deadline:
                 raise DatabaseError(
                     f"lost the database {redact(url)} while {what} and it did not come back within "
-                    f"{reconnect_window():.0f} s: {_first_line(error)}"
+                    f"{reconnect_window():.0f} s: {first_line(error)}"
                 ) from None
             log.warning("database %s unreachable while %s (%s); retrying", redact(url), what, error)
             time.sleep(delay)

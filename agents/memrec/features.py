@@ -25,7 +25,7 @@ sharing at least one of them (2 hops). Each neighbour gets the five `FEATURES` (
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -171,18 +171,23 @@ class FeatureIndex:
             with self._lock:
                 self._by_text.update(first)
 
-    def save_updated_vectors(self) -> int:
+    def save_updated_vectors(self, on_progress: Callable[[int, int], None] | None = None) -> int:
         """Save the changed memories' vectors for other processes (`bench --workers`): next to the
         memory-graph file, keyed by the digest of the changed rows (agents/memrec/vector_store.py),
-        or in the shared database by text; returns how many were saved."""
+        or in the shared database by text; returns how many were saved. `on_progress(done, total)`
+        is told before the embedding and after the saving, in changed texts."""
         rows = self.graph.changed_rows()
-        self.embed_memories([text for _, text in rows])
         texts = list(dict.fromkeys(text for _, text in rows))
+        if on_progress:
+            on_progress(0, len(texts))
+        self.embed_memories(texts)
         vectors = np.stack([self._by_text[t] for t in texts]) if texts else np.zeros((0, EMBEDDING_DIM))
         if self.graph.shared:
             self._share_vectors(texts)
         else:
             save_vectors(self.graph.path, rows_digest(rows), texts, vectors.astype(np.float32))
+        if on_progress:
+            on_progress(len(texts), len(texts))
         return len(texts)
 
     def user_vector(self, user_id: str, updated: dict[str, np.ndarray] | None = None) -> np.ndarray:

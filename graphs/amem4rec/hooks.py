@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,19 @@ def bench_pool_key(context: Amem4RecContext, protocol: dict[str, Any], users: li
     )
 
 
+def window_trace(request: PrepareRequest, ref: WindowRef) -> RunnableConfig:
+    """The root-run config of one training window of a bench run (in-process or on a deployment):
+    it names the method, the user and the window."""
+    return protocol_run_config(
+        request.protocol,
+        request.method,
+        ref.user_id,
+        name="amem4rec_train",
+        phase="training",
+        extra={"window": ref.key},
+    )
+
+
 def train_for_bench(request: PrepareRequest) -> Prepared:
     """`prepare` hook: the method's pool trained on the users' training windows; its progress shows
     as "<method> · training"; metrics.json gets `training` (pool statistics and cost)."""
@@ -62,17 +76,7 @@ def train_for_bench(request: PrepareRequest) -> Prepared:
     progress = request.on_progress
     hook = (lambda done, total: progress(label, done, total)) if progress else None
 
-    def trace(ref: WindowRef) -> RunnableConfig:  # each window's root run names method and user
-        return protocol_run_config(
-            request.protocol,
-            request.method,
-            ref.user_id,
-            name="amem4rec_train",
-            phase="training",
-            extra={"window": ref.key},
-        )
-
-    run = train_pool(env, context, users, request.concurrency, hook, trace)
+    run = train_pool(env, context, users, request.concurrency, hook, partial(window_trace, request))
     summary = training_summary(run)
     summary["reused"] = existed and run.applied_now == 0
     embed_user_queries(env, context, [u for u in users if u not in request.ranked], request.scenario)

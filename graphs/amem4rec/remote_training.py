@@ -22,11 +22,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from agents.amem4rec.windows import WindowRef, plan_windows
-from graphs.amem4rec.hooks import POOL_DIR, bench_pool_key
+from graphs.amem4rec.hooks import POOL_DIR, bench_pool_key, window_trace
 from graphs.amem4rec.training import TrainingRun, training_summary
 from graphs.hooks import Prepared, PrepareRequest
 from graphs.method_spec import RemoteCall, RemoteRunner, remote_name
-from graphs.tracing import protocol_run_config
 from state.amem4rec.context import Amem4RecContext
 from world.environment import get_environment
 from world.errors import RecgraphError
@@ -114,14 +113,7 @@ def train_remotely(request: PrepareRequest, remote: RemoteRunner) -> Prepared:
                 "amem4rec_train",
                 {"user_id": ref.user_id, "start": ref.start},
                 propose,
-                protocol_run_config(
-                    request.protocol,
-                    request.method,
-                    ref.user_id,
-                    name="amem4rec_train",
-                    phase="training",
-                    extra={"window": ref.key},
-                ),
+                window_trace(request, ref),
                 ref.user_id,
             )
             for ref in refs

@@ -135,7 +135,8 @@ def applied_elsewhere(
     graph = feature_index(env, context.memrec_memory).graph
     if not graph.shared:
         return set()
-    done = MemoryWriter(graph, synchronous=True).done_jobs("w-")
+    graph.store.create_queue()  # a read only: no writer, which would also apply any pending jobs
+    done = graph.store.done_jobs("w-")
     found = set()
     for user in users:
         request = warmup_interaction(env, user, scenario)
@@ -223,12 +224,8 @@ def with_stage_w(request: PrepareRequest) -> Prepared:
         # for other processes (`bench --workers N`: agents/memrec/vector_store.py). Its own progress
         # row, so its seconds are named in metrics.json's one_time_work.
         vectors_label = f"{request.method} · changed memories' vectors"
-        changed = len(index.graph.changed_rows())
-        if progress:
-            progress(vectors_label, 0, changed)
-        index.save_updated_vectors()
-        if progress:
-            progress(vectors_label, changed, changed)
+        report = (lambda done, total: progress(vectors_label, done, total)) if progress else None
+        index.save_updated_vectors(report)
         records = log.done("stage_w")
         rows = [row for user in warm if user in records for row in records[user]["usage"]]
         clock.warmed(time.perf_counter() - started, median_call_seconds(rows), ahead)

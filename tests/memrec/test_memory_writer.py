@@ -186,3 +186,15 @@ def test_writer_killed_mid_queue_resumes_without_double_applying(tmp_path: Path)
     assert writer.stats() == {"done": 1000}
     assert_each_token_once(graph, make_jobs(1000))
     graph.close()
+
+
+def release_and_wait(children: list[subprocess.Popen], timeout: float) -> None:
+    """Tell every waiting writer process "go" at once, then wait for each to print "finished" and
+    exit cleanly."""
+    for child in children:
+        assert child.stdin is not None
+        child.stdin.write("go\n")
+        child.stdin.flush()
+    for child in children:
+        assert child.stdout is not None and child.stdout.readline().strip() == "finished"
+        assert child.wait(timeout=timeout) == 0

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.memrec.test_memory_writer import REPO
+from tests.memrec.test_memory_writer import REPO, release_and_wait
 from tools.memrec.graph import MemoryGraph
 from tools.memrec.writer import MemoryWriter, NodeUpdate, PropagationJob
 from world.database import DATABASE_URL_ENV
@@ -107,13 +107,7 @@ def test_16_writer_processes_on_one_postgres_memory(tmp_path: Path, postgres_url
         assert child.stdout is not None and child.stdout.readline().strip() == "ready"
     before = load()
     started = time.perf_counter()
-    for child in children:
-        assert child.stdin is not None
-        child.stdin.write("go\n")
-        child.stdin.flush()
-    for child in children:
-        assert child.stdout is not None and child.stdout.readline().strip() == "finished"
-        assert child.wait(timeout=120) == 0
+    release_and_wait(children, timeout=120)
     seconds = time.perf_counter() - started
     jobs = [job for process in range(PROCESSES) for job in make_jobs(process)]
     writer = MemoryWriter(graph, workers=0)

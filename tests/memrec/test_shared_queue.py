@@ -20,7 +20,13 @@ import psycopg
 import pytest
 
 from agents.memrec.features import feature_index
-from tests.memrec.test_memory_writer import REPO, assert_each_token_once, make_jobs, write_ring_dataset
+from tests.memrec.test_memory_writer import (
+    REPO,
+    assert_each_token_once,
+    make_jobs,
+    release_and_wait,
+    write_ring_dataset,
+)
 from tests.postgres_server import PostgresServer
 from tools.memrec.graph import MemoryGraph
 from tools.memrec.writer import MemoryWriter, NodeUpdate, PropagationJob
@@ -100,13 +106,7 @@ def test_two_writer_processes_drain_one_queue_exactly_once(
     jobs = make_jobs(200)
     producer = MemoryWriter(graph, workers=0)  # queues only: the two processes apply
     producer.submit_many(jobs)
-    for child in children:
-        assert child.stdin is not None
-        child.stdin.write("go\n")
-        child.stdin.flush()
-    for child in children:
-        assert child.stdout is not None and child.stdout.readline().strip() == "finished"
-        assert child.wait(timeout=60) == 0
+    release_and_wait(children, timeout=60)
     assert producer.stats() == {"done": 200}
     assert_each_token_once(graph, jobs)  # every update once: none lost, none doubled
     with psycopg.connect(postgres_url) as conn:

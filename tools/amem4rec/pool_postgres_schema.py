@@ -7,7 +7,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from tools.amem4rec.index import PoolError
-from world.database import redact, retry_on_disconnect, shared_pool
+from world.database import first_line, redact, retry_on_disconnect, shared_pool
 from world.embeddings import EMBEDDING_DIM
 
 if TYPE_CHECKING:
@@ -78,8 +78,7 @@ def prepare_tables(url: str) -> TypeInfo:
     try:
         info = retry_on_disconnect(url, work, "creating the AMEM4Rec pool tables")
     except (psycopg.errors.InsufficientPrivilege, psycopg.errors.FeatureNotSupported) as error:
-        reason = str(error).strip().splitlines()[0]
-        message = f"the database {redact(url)} has no pgvector extension we may use: {reason}"
+        message = f"the database {redact(url)} has no pgvector extension we may use: {first_line(error)}"
         raise PoolError(message) from None
     assert info is not None  # the extension was just made sure of
     with _vector_lock:
