@@ -187,7 +187,7 @@ def test_a_server_restart_mid_queue_is_waited_out(
         time.sleep(1.5)
         own_server.start()
         assert writer.drain(timeout=120)
-        assert writer.stats() == {"done": 300}
+        assert writer.stats() == {"done": 300}, writer.failures()
     assert_each_token_once(graph, jobs)
 
 

@@ -13,16 +13,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from tools.memrec.jobs import PropagationJob
+from tools.memrec.jobs import Outcome, PropagationJob, VersionConflict
 
 if TYPE_CHECKING:
     from psycopg import Connection
 
 T = TypeVar("T")
-Outcome = Literal["applied", "skipped", "conflict"]
-"""What one attempt at a job did: committed it, found it no longer pending, or hit a version conflict."""
 
 
 class PostgresJobQueue:
@@ -96,8 +94,6 @@ class PostgresJobQueue:
     ) -> Outcome:
         """One attempt: compare-and-set every node of `job` from `current` (None: read and lock them
         in this transaction, which cannot conflict) and mark the job done, in one transaction."""
-        import psycopg
-
         nodes = job.node_ids()
         texts = None if current is None else job.compute(current)  # pure: outside the transaction
 
@@ -115,7 +111,7 @@ class PostgresJobQueue:
             assert new is not None
             for node in sorted(nodes):  # one lock order for every job: no deadlocks between them
                 if not self.compare_and_set(conn, f"{job.job_id}#{node}", node, new[node], read[node][1]):
-                    raise psycopg.Rollback()
+                    raise VersionConflict(node)
             conn.execute(
                 "UPDATE memrec_jobs SET status = 'done', conflicts = %s, error = NULL,"
                 " lease_until = NULL, finished_at = %s WHERE graph_key = %s AND job_id = %s",
@@ -123,8 +119,10 @@ class PostgresJobQueue:
             )
             return "applied"
 
-        outcome = self.run(work, f"applying Stage W job {job.job_id}")
-        return "conflict" if outcome is None else outcome
+        try:
+            return self.run(work, f"applying Stage W job {job.job_id}")
+        except VersionConflict:  # rolled back with its transaction
+            return "conflict"
 
     def fail_job(self, job_id: str, error: str) -> None:
         """Mark a job failed with its error (unless another writer finished it meanwhile)."""

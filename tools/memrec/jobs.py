@@ -92,3 +92,15 @@ class PropagationJob:
         data = json.loads(payload)
         updates = tuple(NodeUpdate(**u) for u in data.pop("updates"))
         return cls(updates=updates, **data)
+
+
+Outcome = Literal["applied", "skipped", "conflict"]
+"""What one attempt at a job did: committed it, found it no longer pending, or hit a version conflict."""
+
+
+class VersionConflict(Exception):
+    """A node moved on since the job read it: its transaction is rolled back and the job recomputed.
+
+    An exception of ours, not the driver's rollback signal: when the connection breaks during the
+    rollback (a database restart), the driver re-raises the exception that caused it, and this one
+    still reads as a conflict (retried), never as a failed job."""

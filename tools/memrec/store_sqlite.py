@@ -14,12 +14,9 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Literal
 
-from tools.memrec.jobs import PropagationJob
+from tools.memrec.jobs import Outcome, PropagationJob, VersionConflict
 
-Outcome = Literal["applied", "skipped", "conflict"]
-"""What one attempt at a job did: committed it, found it no longer pending, or hit a version conflict."""
 SeedRows = Callable[[], list[tuple[str, str, str]]]
 """Builds the initial (node id, kind, memory) rows; called only when the graph must be (re)seeded."""
 
@@ -36,10 +33,6 @@ _JOBS = """CREATE TABLE IF NOT EXISTS jobs (
     conflicts INTEGER NOT NULL DEFAULT 0)"""
 RESET_TABLES = ("nodes", "applied_updates", "jobs")
 """Tables `reset()` empties (`jobs` is the writer's queue, when present)."""
-
-
-class _Conflict(Exception):
-    """A node moved on since it was read: roll the job's transaction back."""
 
 
 class SqliteStore:
@@ -204,13 +197,13 @@ class SqliteStore:
                 for node in job.node_ids():
                     update_id = f"{job.job_id}#{node}"
                     if not self.compare_and_set(conn, update_id, node, texts[node], current[node][1]):
-                        raise _Conflict(node)
+                        raise VersionConflict(node)
                 conn.execute(
                     "UPDATE jobs SET status = 'done', attempts = ?, conflicts = ?, error = NULL,"
                     " finished_at = ? WHERE job_id = ?",
                     (attempt, conflicts, time.time(), job.job_id),
                 )
-        except _Conflict:
+        except VersionConflict:
             return "conflict"
         return "applied"
 
