@@ -8,7 +8,8 @@ bound with every answer retried `Context.llm_retries` times.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from graphs.hooks import CallPlan
 from graphs.registry import METHODS, hook, method_context
@@ -45,10 +46,25 @@ def planned_calls(
     for method in methods:
         if METHODS[method].kind != "llm":
             continue
-        declared = hook(method, "llm_calls")
-        plan = declared(method_context(method, context), candidates) if declared else None
-        rows.append(PlannedCalls(method, pending[method], plan))
+        rows.append(PlannedCalls(method, pending[method], declared_plan(method, context, candidates)))
     return rows
+
+
+def declared_plan(method: str, context: Context, candidates: int) -> CallPlan | None:
+    """What an LLM method's `llm_calls` hook declares for `context` (None: it declares nothing)."""
+    declared = hook(method, "llm_calls")
+    return declared(method_context(method, context), candidates) if declared else None
+
+
+def call_plan_entry(method: str, context: Context, candidates: int) -> dict[str, Any] | None:
+    """A method's requests per user as metrics.json records them (`call_plan`: `per_user`, `at_most`,
+    `note`), from its `llm_calls` hook with the context it ranked with: 0 for a classic method (it
+    asks no LLM), None for an LLM method that declares no plan. The quality–cost panel plots these
+    when the backend is heuristic (bench/quality_cost.py)."""
+    if METHODS[method].kind != "llm":
+        return {"per_user": 0, "at_most": False, "note": "classic method: no LLM"}
+    plan = declared_plan(method, context, candidates)
+    return asdict(plan) if plan else None
 
 
 def describe_plan(rows: Sequence[PlannedCalls], retries: int) -> str:

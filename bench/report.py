@@ -20,6 +20,7 @@ from bench.fallbacks import (
 )
 from bench.fault_report import fault_table as fault_table  # re-exported: the report's parts
 from bench.fault_report import observed_faults as observed_faults
+from bench.quality_cost import quality_cost, quality_cost_markdown
 from bench.ran_with import ran_with
 from bench.report_png import HEADLINE
 from bench.report_png import preload_plotting as preload_plotting
@@ -70,11 +71,14 @@ def write_metrics(
     `fallbacks` the thresholds and the methods above them (`fallbacks`); with `failed` the method
     that stopped the run (bench.crash.failure_block), which `methods` then leaves out; with
     `candidates` how candidates were made and which users were eligible (bench.eligibility).
+    `quality_cost` is always there: ndcg@5 against calls (and tokens) per user, with the Pareto
+    frontier and which cost it is, measured or planned (bench.quality_cost).
     """
     document: dict[str, Any] = {
         "dataset": dataset,
         "protocol": {k: protocol[k] for k in ("candidates", "seed", "scenario", "users", "llm")},
         "methods": methods,
+        "quality_cost": quality_cost(methods, protocol["llm"]),
     }
     if protocol.get("mix_candidates"):
         document["protocol"]["mix_candidates"] = True
@@ -224,9 +228,15 @@ def write_report_md(
 ) -> Path:
     """Write `<out>/report.md` (with intervals, markers and paired differences when given, the
     fallback warning above the table and the model-share warning under it when a method is above
-    its threshold, the method that stopped the run when one `failed`, and how `candidates` were made
-    and who was eligible)."""
-    parts = (comparison_note(comparisons), differences_markdown(comparisons), degraded_markdown(methods))
+    its threshold, the method that stopped the run when one `failed`, how `candidates` were made
+    and who was eligible, and the quality–cost table with its Pareto frontier)."""
+    block = quality_cost(methods, protocol["llm"])
+    parts = (
+        comparison_note(comparisons),
+        differences_markdown(comparisons),
+        quality_cost_markdown(block),
+        degraded_markdown(methods),
+    )
     extra = "".join(f"{part}\n\n" for part in parts if part)
     warning = "".join(f"> **{line}**\n\n" for line in fallback_lines(fallbacks))
     after = "".join(f"> **{line}**\n\n" for line in model_share_lines(fallbacks))
@@ -241,7 +251,8 @@ def write_report_md(
         f"users: {protocol['users']} requested; seed: {protocol['seed']}\n"
         f"{candidates_line}"
         f"- {FALLBACK_NOTE}\n\n"
-        f"{warning}{markdown_table(methods, comparisons)}\n\n{after}{extra}![headline metrics](report.png)\n"
+        f"{warning}{markdown_table(methods, comparisons)}\n\n{after}{extra}"
+        "![headline metrics, quality vs cost](report.png)\n"
     )
     path = out / "report.md"
     path.write_text(text)

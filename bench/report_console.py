@@ -13,6 +13,7 @@ from rich.table import Table
 
 from agents.backends import describe_backend
 from bench.fallbacks import FallbackCheck, fallback_lines, model_share_lines
+from bench.quality_cost import frontier_line, quality_cost
 from bench.ran_with import ran_with
 from bench.report import _cell, _difference, _usage, comparison_note, metric_columns
 from bench.report_png import HEADLINE
@@ -83,12 +84,14 @@ def rich_report(
     fallbacks: FallbackCheck | None = None,
 ) -> Group:
     """What `recgraph bench` prints: the fallback warning (if any), the table, the line explaining its
-    headers, the model-share warning (if any), the paired differences and the note on markers."""
+    headers, the model-share warning (if any), the Pareto frontier of ndcg@5 against calls (and
+    tokens) per user, the paired differences and the note on markers."""
     parts: list[Any] = [f"[bold yellow]{escape(line)}[/]" for line in fallback_lines(fallbacks)]
     parts.append(rich_table(dataset, protocol, methods, comparisons))
     parts.append(f"[dim]{escape(RICH_LEGEND)}[/]")
     parts += [f"ran with {escape(line)}" for line in ran_with(methods)]
     parts += [f"[bold yellow]{escape(line)}[/]" for line in model_share_lines(fallbacks)]
+    parts.append(escape(frontier_line(quality_cost(methods, protocol["llm"]))))
     differences = differences_table(comparisons)
     if differences is not None:
         parts.append(differences)

@@ -15,6 +15,7 @@ from bench.checkpoints import ainvoke_on_thread, async_saver, checkpoints_for, s
 from bench.crash import MethodCrashed, RunStopped, is_crash, stop_reason
 from bench.item_prefetch import prefetch_item_vectors
 from bench.method_summary import method_metrics
+from bench.planned_calls import call_plan_entry
 from bench.preload import start_preloads, wait_preload
 from bench.protocol import EvalCase, Protocol
 from bench.records import result_record
@@ -265,6 +266,7 @@ def _run_methods(
         results[method] = method_metrics([r for u, r in log.done(method).items() if u in wanted])
         results[method].update(prepared.metrics)
         results[method]["settings"] = own_settings(prepared.context)
+        results[method]["call_plan"] = call_plan_entry(method, prepared.context, protocol.candidates)
         setup = {"prepare": prepare_seconds, "to_first_user": first[0] if first else None}
         # world.progress rows in this method, then the prepare hook's own phases ("<method> · X": X)
         work = phase_seconds(since=started)

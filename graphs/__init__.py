@@ -17,8 +17,10 @@ plans), its lifecycle hooks and a README.md:
   and the benchmark warm-up, preload, overlap, perf and whole-run hooks;
 - `graphs.amem4rec`: `graph` (ranking), `train_graph` (the `amem4rec_train` service graph),
   `training` (the round driver) and `hooks`;
-- `graphs.chainrec`: `graph` (the planner loop), `learned` (the learned planner's training hook) and
-  `reward`.
+- `graphs.chainrec`: `graph` (the planner loop), `builder` (the planner graph over a tool library),
+  `learned` (the learned planner's training hook) and `reward`;
+- `graphs.router`: `graph` (ChainRec's planner loop over ChainRec's tools plus other methods' agents
+  as tools), `prepare` (the method tools' prerequisites) and `reward`.
 
 May import: `agents`, `prompts`, `tools`, `state`, `world`. Never `bench` or `recgraph`.
 """

@@ -5,8 +5,9 @@ enters prompts only as `quote(...)` data, and every system message carries `DATA
 
 One room per method family: `prompts.baselines` (the LLM baselines' ranking prompt), `prompts.arag`
 (ARAG's four agents), `prompts.memrec` (Stage R, ReRank, Stage W; `rules`: the LM_Mem rule writer),
-`prompts.amem4rec` (extraction, linking, evolution, ranking) and `prompts.chainrec` (the tool agents,
-the zero-shot planner, CandidateRank; `mining`: the chain-of-thought traces of tool mining).
+`prompts.amem4rec` (extraction, linking, evolution, ranking), `prompts.chainrec` (the tool agents,
+the zero-shot planner, CandidateRank; `mining`: the chain-of-thought traces of tool mining) and
+`prompts.router` (the planner's note on tool costs).
 
 May import: `state`, `world`.
 """

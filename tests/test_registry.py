@@ -124,7 +124,8 @@ def test_studio_settings_show_the_common_knobs_and_the_method_s_own_only() -> No
         shown = set(get_graph(name).get_context_jsonschema()["properties"])
         own = {n for n in shown - common}
         prefixes = {p for p in METHOD_KNOBS if any(n.startswith(p) for n in own)}
-        assert len(prefixes) <= 1, f"{name} shows knobs of {sorted(prefixes)}"
+        if not name.startswith("router"):  # the router calls every method's agents: it has their knobs
+            assert len(prefixes) <= 1, f"{name} shows knobs of {sorted(prefixes)}"
         assert shown == {f.name for f in fields(spec.context)}
 
 

@@ -164,10 +164,11 @@ def print_comparison(evaluation: dict[str, Any]) -> None:
         title=f"held-out training tasks: {evaluation['heldout_tasks']} "
         f"(best fixed chain: {evaluation['best_fixed_chain']})"
     )
-    for column in ("planner", "tasks", "reward", "avg_hr", "steps"):
+    columns = ("tasks", "reward", "avg_hr", "steps", "tokens")
+    for column in ("planner", *columns):
         table.add_column(column)
     for name, figures in evaluation["planners"].items():
-        table.add_row(name, *(str(figures[k]) for k in ("tasks", "reward", "avg_hr", "steps")))
+        table.add_row(name, *(str(figures.get(k, "–")) for k in columns))
     console.print(table)
 
 

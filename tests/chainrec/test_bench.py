@@ -11,6 +11,7 @@ import pytest
 from agents.chainrec.online.catalog import EVIDENCE_TOOLS
 from bench.fault_report import observed_faults
 from recgraph.cli import main
+from state.chainrec.context import ChainRecContext
 
 
 def records(folder: Path) -> list[dict]:
@@ -40,7 +41,8 @@ def test_bench_reports_steps_tools_and_reward(tmp_path: Path) -> None:
         assert sum(details["tools"].values()) == sum(steps) and set(details["tools"]) <= set(EVIDENCE_TOOLS)
         assert "trajectory" not in details and "planner" not in details
         for record in mine:
-            expected = record["metrics"]["avg_hr"] - 0.01 * record["details"]["steps"]
+            lam = ChainRecContext().chainrec_reward_lambda
+            expected = record["metrics"]["avg_hr"] - lam * record["details"]["steps"]
             assert record["details"]["reward"] == pytest.approx(expected)
             assert len(record["details"]["trajectory"]) == record["details"]["steps"]
         assert details["reward"] == pytest.approx(sum(r["details"]["reward"] for r in mine) / len(mine))

@@ -65,7 +65,7 @@ def test_expert_and_pairs_prefer_reward_then_fewer_steps(
     assert any(c != "2" for c, _ in spread)  # not only the best chain is ever preferred
 
 
-@pytest.mark.parametrize("mode", ["best", "any"])
+@pytest.mark.parametrize("mode", ["best", "any", "gap", "expert"])
 def test_sft_fits_the_toy_set_and_dpo_widens_the_heldout_margin(
     mode: str, toy_trajectory_rows: Callable[..., list[dict[str, Any]]]
 ) -> None:

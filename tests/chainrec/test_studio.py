@@ -48,3 +48,25 @@ def test_chainrec_graph_draws_every_tool_branch(server: DevServer) -> None:  # n
     branches = {e["target"] for e in drawn["edges"] if e["source"] == "planner"}
     assert branches == {"candidate_rank", *TOOLS}
     assert all(e.get("conditional") for e in drawn["edges"] if e["source"] == "planner")
+
+
+ROUTER_TOOLS = TOOLS | {"memory_neighbourhood", "pattern_memories", "intent_evidence", "collaborative_signal"}
+
+
+def test_router_runs_in_the_dev_server_with_its_nodes_named_by_tool(server: DevServer) -> None:  # noqa: F811
+    """The router's method tools (some read a memory graph or a pool: off the event loop) run under
+    `langgraph dev`, each trace entry named after its tool's node; Studio draws every branch."""
+    request = {"user_id": "1", "candidates": ["1", "50", "181", "100", "258"]}
+    for name in ("router", "router_fixed"):
+        result = run_wait(server.port, name, request, {"dataset": server.dataset})
+        roles = [role for role, _ in groupby(m["role"] for m in result["trace"])]
+        steps = roles[2:-1:2]
+        assert roles[1:-1:2] == ["planner"] * (len(steps) + 1) and roles[-1] == "candidate_rank"
+        assert steps and set(steps) <= ROUTER_TOOLS and len(set(steps)) == len(steps)
+        assert "collaborative_signal" in steps
+    assistants = call(server.port, "/assistants/search", {"limit": 100})
+    by_graph = {a["graph_id"]: a["assistant_id"] for a in assistants}
+    drawn = call(server.port, f"/assistants/{by_graph['router']}/graph")
+    branches = {e["target"] for e in drawn["edges"] if e["source"] == "planner"}
+    assert branches == {"candidate_rank", *ROUTER_TOOLS}
+    assert all(e.get("conditional") for e in drawn["edges"] if e["source"] == "planner")

@@ -68,6 +68,8 @@ def test_tool_answers_do_not_depend_on_what_ran_before() -> None:
         fresh = LIBRARY[tool](Episode(scope, task.candidates, (), ChainRecContext()))
         later = LIBRARY[tool](Episode(scope, task.candidates, memory, ChainRecContext()))
         assert fresh.fallback == later.fallback and fresh.stats == later.stats
+    assert runner.tokens == {"ShortTermPreference": 0, "PositivePreference": 0}  # heuristic: no tokens
+    assert runner.chain_tokens(["PositivePreference", "ShortTermPreference"]) == 0
 
 
 def test_fusion_shortcut_ranks_like_candidate_rank() -> None:

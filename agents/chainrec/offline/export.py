@@ -1,11 +1,14 @@
 """TRL exports of the trajectories, for fine-tuning an LLM planner where a GPU is available.
 
-- SFT (TRL "conversational prompt-completion"): one row per decision of each task's best chain:
+- SFT (TRL "conversational prompt-completion"): one row per decision of each task's expert chain
+  (the supported expert of policy_data.py: among the chains within `epsilon` of the task's best,
+  the one with the highest mean reward over the exported tasks):
   `prompt` = the messages the zero-shot LLM planner is sent in that state (LlmPlanner.task, the
   same builder, the recorded memory), `completion` = one assistant message with the answer JSON
   {"action", "reason"}.
 - DPO (TRL "conversational preference"): one row per (chosen, rejected) trajectory pair of a task
-  (Eq. 11: higher reward, ties to fewer steps), at the first decision where they differ: `prompt` =
+  whose AvgHR differs by at least `min_gap` (policy_data.gap_pairs: the higher reward chosen), at
+  the first decision where they differ: `prompt` =
   the planner's messages in that shared state, `chosen` / `rejected` = the two answers.
 Identical rows are written once. `README_SNIPPET` gives the paper's fine-tuning recipe.
 """
@@ -21,8 +24,9 @@ import numpy as np
 from langchain_core.messages import BaseMessage
 
 from agents.chainrec.offline.chains import chain_actions
-from agents.chainrec.offline.policy_data import best_chain, preference_pairs
+from agents.chainrec.offline.policy_data import best_chain, chain_support, gap_pairs
 from agents.chainrec.offline.rollout import row_view
+from agents.chainrec.offline.train_config import TrainConfig
 from agents.chainrec.online.planners import LlmPlanner
 
 ROLES = {"system": "system", "human": "user", "ai": "assistant"}
@@ -68,10 +72,13 @@ def _reason(action: str, value: float, preferred: bool) -> str:
     return f"To {what}: {verdict} plan from this state (trajectory reward {value:.3f})."
 
 
-def sft_rows(rows: Sequence[dict[str, Any]], max_steps: int) -> Iterator[dict[str, Any]]:
-    """SFT rows: every decision of each task's best chain."""
+def sft_rows(
+    rows: Sequence[dict[str, Any]], max_steps: int, epsilon: float = TrainConfig.expert_epsilon
+) -> Iterator[dict[str, Any]]:
+    """SFT rows: every decision of each task's supported expert chain."""
+    support = chain_support(rows)
     for row in rows:
-        code, value = best_chain(row)
+        code, value = best_chain(row, support, epsilon)
         actions = chain_actions(row["tools"], code)
         for step, action in enumerate(actions):
             yield {
@@ -81,13 +88,17 @@ def sft_rows(rows: Sequence[dict[str, Any]], max_steps: int) -> Iterator[dict[st
 
 
 def dpo_rows(
-    rows: Sequence[dict[str, Any]], max_steps: int, per_task: int, seed: int
+    rows: Sequence[dict[str, Any]],
+    max_steps: int,
+    per_task: int,
+    seed: int,
+    min_gap: float = TrainConfig.min_gap,
 ) -> Iterator[dict[str, Any]]:
-    """DPO rows: each (chosen, rejected) pair at its first differing decision."""
+    """DPO rows: each (chosen, rejected) pair with a real AvgHR gap, at its first differing decision."""
     rng = np.random.default_rng(seed)
     for row in rows:
         rewards = {code: value for code, _, value in row["chains"]}
-        for chosen, rejected in preference_pairs(row, per_task, rng):
+        for chosen, rejected, _ in gap_pairs(row, per_task, rng, min_gap):
             a, b = chain_actions(row["tools"], chosen), chain_actions(row["tools"], rejected)
             split = next(i for i in range(min(len(a), len(b))) if a[i] != b[i])
             yield {

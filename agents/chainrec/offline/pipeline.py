@@ -21,10 +21,12 @@ from agents.chainrec.offline.policy_store import write_checkpoint
 from agents.chainrec.offline.policy_train import TrainConfig, train_policy
 from agents.chainrec.offline.training_tasks import TrajectoryConfig
 from agents.chainrec.offline.trajectories import TrajectoryRun, existing_run, generate, read_rows
-from agents.chainrec.online.policy import FORMAT_VERSION, checkpoint_root, mark_latest
+from agents.chainrec.online.policy import FORMAT_VERSION, ActionSpace, checkpoint_root, mark_latest
 from world.environment import get_environment
 
 Progress = Callable[[str, int, int], None]
+TRAJECTORY_VERSION = 1
+"""Bumped when the trajectory row layout changes (the checkpoint format has its own version)."""
 
 
 def digest(payload: dict[str, Any]) -> str:
@@ -34,19 +36,23 @@ def digest(payload: dict[str, Any]) -> str:
 
 def trajectory_folder(root: Path, config: TrajectoryConfig) -> Path:
     """Where `config`'s trajectories live under `root`."""
-    return root / f"trajectories-{digest({'v': FORMAT_VERSION, **config.as_dict()})}"
+    return root / f"trajectories-{digest({'v': TRAJECTORY_VERSION, **config.as_dict()})}"
 
 
-def checkpoint_folder(root: Path, config: TrajectoryConfig, train: TrainConfig, sft_only: bool) -> Path:
-    """Where the checkpoint trained on `config`'s trajectories with `train` lives under `root`."""
-    key = digest(
-        {
-            "v": FORMAT_VERSION,
-            "trajectories": config.as_dict(),
-            "train": train.as_dict(),
-            "sft_only": sft_only,
-        }
-    )
+def checkpoint_folder(
+    root: Path, config: TrajectoryConfig, train: TrainConfig, sft_only: bool, space: ActionSpace | None = None
+) -> Path:
+    """Where the checkpoint trained on `config`'s trajectories with `train` over `space`'s actions
+    (default ChainRec's catalog, which leaves the key as it was) lives under `root`."""
+    payload = {
+        "v": FORMAT_VERSION,
+        "trajectories": config.as_dict(),
+        "train": train.as_dict(),
+        "sft_only": sft_only,
+    }
+    if space is not None and space != ActionSpace.default():
+        payload["actions"] = list(space.actions)
+    key = digest(payload)
     return root / f"{config.scenario}-{key}"
 
 
@@ -83,16 +89,19 @@ def train_checkpoint(
     folder: Path,
     sft_only: bool = False,
     on_progress: Progress | None = None,
+    space: ActionSpace | None = None,
 ) -> Trained:
-    """Train on `run`'s rows, compare planners on the held-out tasks, write the checkpoint."""
+    """Train on `run`'s rows over `space`'s actions (default ChainRec's catalog), compare planners
+    on the held-out tasks, write the checkpoint."""
+    space = space or ActionSpace.default()
     rows = read_rows(run.path)
-    result = train_policy(rows, config.max_steps, config.lam, train, sft_only, on_progress)
+    result = train_policy(rows, config.max_steps, config.lam, train, sft_only, on_progress, space)
     weights = {"sft": result.sft, **({"learned": result.dpo} if result.dpo is not None else {})}
     evaluation = compare_planners(
-        rows, result.split["train"], result.split["heldout"], weights, config.max_steps, config.lam
+        rows, result.split["train"], result.split["heldout"], weights, config.max_steps, config.lam, space
     )
     evaluation["curves_last"] = {stage: points[-1] for stage, points in result.curves.items() if points}
-    write_checkpoint(folder, config.as_dict(), train.as_dict(), result, evaluation, str(run.path))
+    write_checkpoint(folder, config.as_dict(), train.as_dict(), result, evaluation, str(run.path), space)
     mark_latest(folder.parent, config.scenario, folder)
     return Trained(folder, False, run, evaluation, result.data)
 
@@ -104,10 +113,13 @@ def ensure_checkpoint(
     root: Path | None = None,
     sft_only: bool = False,
     on_progress: Progress | None = None,
+    space: ActionSpace | None = None,
 ) -> Trained:
-    """The checkpoint for (config, train): reused when complete, else trajectories then training."""
+    """The checkpoint for (config, train, space): reused when complete, else trajectories then
+    training. The trajectories are made with ChainRec's tools; another catalog's rows come from its
+    own generator (`train_checkpoint` on a `TrajectoryRun`)."""
     base = root or checkpoint_root(config.dataset)
-    folder = checkpoint_folder(base, config, train, sft_only)
+    folder = checkpoint_folder(base, config, train, sft_only, space)
     if (folder / "config.json").is_file():  # trained on a complete file: read it, build no world
         run = existing_run(trajectory_folder(base, config), config)
         mark_latest(base, config.scenario, folder)
@@ -115,4 +127,4 @@ def ensure_checkpoint(
         evaluation = json.loads((folder / "evaluation.json").read_text(encoding="utf-8"))
         return Trained(folder, True, run, evaluation, saved.get("data", {}))
     run = make_trajectories(config, ctx, base, on_progress)
-    return train_checkpoint(run, config, train, folder, sft_only, on_progress)
+    return train_checkpoint(run, config, train, folder, sft_only, on_progress, space)

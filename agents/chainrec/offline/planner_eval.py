@@ -15,9 +15,16 @@ import numpy as np
 
 from agents.chainrec.offline.chains import chain_actions
 from agents.chainrec.offline.policy_data import StateTable, best_chain
-from agents.chainrec.offline.rollout import greedy_chain, planner_decide, quality_of, reward_of, roll_out
+from agents.chainrec.offline.rollout import (
+    chain_tokens,
+    greedy_chain,
+    planner_decide,
+    quality_of,
+    reward_of,
+    roll_out,
+)
 from agents.chainrec.online.planners import RulePlanner
-from agents.chainrec.online.policy import PolicyWeights
+from agents.chainrec.online.policy import ActionSpace, PolicyWeights
 
 
 def best_fixed_chain(rows: Sequence[dict[str, Any]], lam: float) -> str:
@@ -41,19 +48,21 @@ def best_fixed_chain(rows: Sequence[dict[str, Any]], lam: float) -> str:
 
 
 def _summary(rows: Sequence[dict[str, Any]], chains: Sequence[Sequence[str]], lam: float) -> dict[str, float]:
-    rewards, qualities, steps = [], [], []
+    rewards, qualities, steps, tokens = [], [], [], []
     for row, tools in zip(rows, chains, strict=True):
         value = reward_of(row, tools, lam)
         if value is None:
             continue
         rewards.append(value)
-        qualities.append(quality_of(row, tools, lam))
+        qualities.append(quality_of(row, tools))
         steps.append(len(tools))
+        tokens.append(chain_tokens(row, tools))
     return {
         "tasks": len(rewards),
         "reward": round(float(np.mean(rewards)), 4) if rewards else float("nan"),
         "avg_hr": round(float(np.mean(qualities)), 4) if qualities else float("nan"),
         "steps": round(float(np.mean(steps)), 3) if steps else float("nan"),
+        "tokens": round(float(np.mean(tokens)), 1) if tokens else float("nan"),
     }
 
 
@@ -64,18 +73,23 @@ def compare_planners(
     weights: dict[str, PolicyWeights],
     max_steps: int,
     lam: float,
+    space: ActionSpace | None = None,
 ) -> dict[str, Any]:
-    """Held-out reward / AvgHR / steps per planner, and the best fixed chain's name."""
+    """Held-out reward / AvgHR / steps / tokens per planner, and the best fixed chain's name (the
+    rule planner only over ChainRec's own catalog)."""
+    space = space or ActionSpace.default()
     by_user = {row["user_id"]: row for row in rows}
     held = [by_user[u] for u in heldout_users]
     chosen = best_fixed_chain([by_user[u] for u in train_users], lam)
     fixed_tools = chosen.split(">")
-    table = StateTable(max_steps)
+    table = StateTable(max_steps, space)
     chains: dict[str, list[list[str]]] = {
         "fixed": [list(row["tools"][:max_steps]) for row in held],
         "best_fixed": [[t for t in fixed_tools if t in row["tools"]] for row in held],
-        "rule": [roll_out(row, planner_decide(RulePlanner(), max_steps), max_steps) for row in held],
     }
+    if space == ActionSpace.default():
+        decide = planner_decide(RulePlanner(), max_steps)
+        chains["rule"] = [roll_out(row, decide, max_steps) for row in held]
     for name, found in weights.items():
         chains[name] = [greedy_chain(row, found, max_steps, table, i) for i, row in enumerate(held)]
     chains["oracle"] = [chain_actions(row["tools"], best_chain(row)[0])[:-1] for row in held]

@@ -1,14 +1,20 @@
 """From trajectory rows to what the policy learns from: states, expert decisions (the best chain per
 task, Eq. 10) and preference pairs (Eq. 11), all as plain numpy arrays.
 
-Best chain of a task: the highest reward; ties go to fewer steps, then to the lower chain code (a
-fixed order, so the expert is deterministic). A DPO pair (chosen, rejected) is two chains of the same
-task where the chosen one has the higher reward, or the same reward in fewer steps; the chosen one is
-always the task's best chain, the rejected ones a seeded sample of the others that it beats.
+Best chain of a task (the hindsight expert): the highest reward; ties go to fewer steps, then to the
+lower chain code (a fixed order, so the expert is deterministic). With heuristic tools AvgHR moves in
+steps of 1/3, so many chains tie for a task's best and the hindsight choice is mostly a lucky single
+tool; the *supported* expert (`support` given) picks, among the chains within `epsilon` of the
+task's best, the one with the highest mean reward over the training tasks — the chain the data
+supports, which the state can predict. A DPO pair (chosen, rejected) is two chains of the same task
+where the chosen one has the higher reward, or the same reward in fewer steps (modes "best", "any");
+mode "gap" keeps only pairs whose AvgHR differs by at least `min_gap` (a real quality gap, not a
+length tie-break) and weights each by its reward gap.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +25,7 @@ from agents.chainrec.offline.chains import chain_actions
 from agents.chainrec.online.catalog import CANDIDATE_RANK
 from agents.chainrec.online.features import embed_lines, memory_line, state_vector
 from agents.chainrec.online.mask import feasibility
-from agents.chainrec.online.policy import ACTIONS
+from agents.chainrec.online.policy import ActionSpace
 from state.chainrec.state import MemoryEntry
 
 
@@ -28,9 +34,35 @@ def chain_key(code: str, reward: float) -> tuple[float, int, str]:
     return (-reward, code.count(".") + 1, code)
 
 
-def best_chain(row: dict[str, Any]) -> tuple[str, float]:
-    """(code, reward) of the task's expert chain."""
+def chain_name(row: dict[str, Any], code: str) -> str:
+    """A chain's tool names joined by '>' (comparable across rows whose `tools` lists differ)."""
+    return ">".join(chain_actions(row["tools"], code)[:-1])
+
+
+def chain_support(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """Chain name -> its mean reward over the rows that scored it (the training tasks)."""
+    sums: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    for row in rows:
+        for code, _, value in row["chains"]:
+            name = chain_name(row, code)
+            sums[name] = sums.get(name, 0.0) + float(value)
+            counts[name] = counts.get(name, 0) + 1
+    return {name: sums[name] / counts[name] for name in sums}
+
+
+def best_chain(
+    row: dict[str, Any], support: dict[str, float] | None = None, epsilon: float = 0.0
+) -> tuple[str, float]:
+    """(code, reward) of the task's expert chain: the hindsight best, or with `support` the
+    best-supported chain among those within `epsilon` of the task's best reward (ties as before)."""
     code, _, value = min(row["chains"], key=lambda c: chain_key(c[0], c[2]))
+    if support is None:
+        return code, value
+    near = [c for c in row["chains"] if c[2] >= value - epsilon - 1e-9]
+    code, _, value = min(
+        near, key=lambda c: (-support.get(chain_name(row, c[0]), -math.inf), *chain_key(c[0], c[2]))
+    )
     return code, value
 
 
@@ -41,10 +73,12 @@ def prefers(a: tuple[str, float], b: tuple[str, float]) -> bool:
 
 
 def row_mask(
-    row: dict[str, Any], used: Sequence[str], max_steps: int
+    row: dict[str, Any], used: Sequence[str], max_steps: int, space: ActionSpace | None = None
 ) -> tuple[dict[str, bool], dict[str, str]]:
-    """The feasibility mask of a recorded state, restricted to the tools the row recorded."""
-    mask, notes = feasibility(list(used), max_steps, row["facts"]["domain"])
+    """The feasibility mask of a recorded state over `space`'s catalog (default ChainRec's),
+    restricted to the tools the row recorded."""
+    catalog = (space or ActionSpace.default()).catalog
+    mask, notes = feasibility(list(used), max_steps, row["facts"]["domain"], catalog)
     for action in mask:
         if action != CANDIDATE_RANK and action not in row["tools"] and mask[action]:
             mask[action] = False
@@ -68,32 +102,37 @@ class StateTable:
 
     max_steps: int
     """T_max."""
+    space: ActionSpace = field(default_factory=lambda: ActionSpace.default())
+    """The actions planned over (the mask and the used-tool features follow its catalog)."""
     vectors: list[np.ndarray] = field(default_factory=list)
     """State vectors."""
     masks: list[list[bool]] = field(default_factory=list)
-    """Feasible actions per state (over `ACTIONS`)."""
+    """Feasible actions per state (over `space.actions`)."""
     index: dict[tuple[int, tuple[str, ...]], int] = field(default_factory=dict)
     """(row number, tools run) -> state number."""
 
     def state(self, number: int, row: dict[str, Any], used: tuple[str, ...]) -> int:
-        """The state number of `used` in task `number` (added on first use)."""
-        key = (number, used)
+        """The state number of `used` in task `number` (added on first use). When the row's tool
+        answers do not depend on the order (keyed by tool: the heuristic backend), every order of
+        the same tools is one state (the features read the set and the mean memory embedding)."""
+        outputs = row["tool_outputs"]
+        key = (number, tuple(sorted(used)) if all(tool in outputs for tool in used) else used)
         if key not in self.index:
             memory = memory_at(row, used)
             lines = [memory_line(entry) for entry in memory]
             vectors = embed_lines(lines) if lines else {}
             mean = np.mean([vectors[line] for line in lines], axis=0) if lines else np.zeros(384, np.float32)
-            mask, _ = row_mask(row, used, self.max_steps)
+            mask, _ = row_mask(row, used, self.max_steps, self.space)
             self.index[key] = len(self.vectors)
-            self.vectors.append(state_vector(row["facts"], used, self.max_steps, mean))
-            self.masks.append([bool(mask.get(action, False)) for action in ACTIONS])
+            self.vectors.append(state_vector(row["facts"], used, self.max_steps, mean, self.space.tools))
+            self.masks.append([bool(mask.get(action, False)) for action in self.space.actions])
         return self.index[key]
 
     def decisions(self, number: int, row: dict[str, Any], code: str) -> list[tuple[int, int]]:
         """(state, action) per decision of a chain."""
         actions = chain_actions(row["tools"], code)
         return [
-            (self.state(number, row, tuple(actions[:i])), ACTIONS.index(action))
+            (self.state(number, row, tuple(actions[:i])), self.space.actions.index(action))
             for i, action in enumerate(actions)
         ]
 
@@ -121,6 +160,57 @@ def preference_pairs(
         return []
     picks = rng.choice(len(beaten), size=min(per_task, len(beaten)), replace=False)
     return [(best[0], beaten[i]) for i in sorted(picks)]
+
+
+def gap_pairs(
+    row: dict[str, Any],
+    per_task: int,
+    rng: np.random.Generator,
+    min_gap: float,
+    support: dict[str, float] | None = None,
+) -> list[tuple[str, str, float]]:
+    """(chosen, rejected, reward gap) of one task: a seeded sample of chain pairs whose AvgHR differs
+    by at least `min_gap` (so the preference is about the ranking, not a length tie-break; a row
+    without its rankings compares rewards), the higher reward chosen. With `support` (mean reward
+    per chain over the training tasks) a pair is kept only when the training tasks agree with this
+    task on which chain is better, so one lucky outcome does not become a preference."""
+    quality = {key: ranking["avg_hr"] for key, ranking in row["rankings"].items()}
+    chains = [(code, float(value), float(quality.get(key, value))) for code, key, value in row["chains"]]
+    found: dict[tuple[str, str], float] = {}
+    for _ in range(per_task * 20):
+        if len(found) >= per_task:
+            break
+        i, j = rng.choice(len(chains), size=2, replace=False)
+        a, b = chains[int(i)], chains[int(j)]
+        if abs(a[2] - b[2]) < min_gap - 1e-9 or a[1] == b[1]:
+            continue
+        good, bad = (a, b) if a[1] > b[1] else (b, a)
+        if support is not None and support.get(chain_name(row, good[0]), -math.inf) <= support.get(
+            chain_name(row, bad[0]), -math.inf
+        ):
+            continue
+        found[(good[0], bad[0])] = good[1] - bad[1]
+    return [(c, r, gap) for (c, r), gap in found.items()]
+
+
+def expert_pairs(
+    row: dict[str, Any], expert: str, per_task: int, rng: np.random.Generator, min_gap: float
+) -> list[tuple[str, str, float]]:
+    """(expert, rejected, reward gap) of one task: the task's expert chain against a seeded sample
+    of the chains whose AvgHR is at least `min_gap` below it (a row without its rankings compares
+    rewards)."""
+    quality = {key: ranking["avg_hr"] for key, ranking in row["rankings"].items()}
+    scored = {code: (float(value), float(quality.get(key, value))) for code, key, value in row["chains"]}
+    top_reward, top_quality = scored[expert]
+    beaten = [
+        code
+        for code, (value, hr) in scored.items()
+        if code != expert and hr <= top_quality - min_gap + 1e-9 and value < top_reward
+    ]
+    if not beaten:
+        return []
+    picks = rng.choice(len(beaten), size=min(per_task, len(beaten)), replace=False)
+    return [(expert, beaten[i], top_reward - scored[beaten[i]][0]) for i in sorted(picks)]
 
 
 def _any_pairs(row: dict[str, Any], per_task: int, rng: np.random.Generator) -> list[tuple[str, str]]:

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from agents.chainrec.offline.policy_train import TrainResult
-from agents.chainrec.online.features import FEATURE_NAMES
-from agents.chainrec.online.policy import ACTIONS, FORMAT_VERSION
+from agents.chainrec.online.features import feature_names
+from agents.chainrec.online.policy import FORMAT_VERSION, ActionSpace
 
 
 def plot_curves(curves: dict[str, list[dict[str, float]]], path: Path, title: str) -> None:
@@ -50,8 +50,11 @@ def write_checkpoint(
     result: TrainResult,
     evaluation: dict[str, Any],
     trajectories: str,
+    space: ActionSpace | None = None,
 ) -> Path:
-    """Write the checkpoint to `folder` (built beside it, then moved into place)."""
+    """Write the checkpoint to `folder` (built beside it, then moved into place); `config.json`
+    names the actions (the output units) and the used-tool features of `space`'s catalog."""
+    space = space or ActionSpace.default()
     partial = folder.with_name(folder.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
@@ -64,8 +67,8 @@ def write_checkpoint(
         "trajectory_file": trajectories,
         "training": train_config,
         "stages": ["sft"] + (["dpo"] if result.dpo is not None else []),
-        "actions": list(ACTIONS),
-        "features": [*FEATURE_NAMES, "memory_embedding[384]"],
+        "actions": list(space.actions),
+        "features": [*feature_names(space.tools), "memory_embedding[384]"],
         "data": result.data,
         "split": result.split,
     }

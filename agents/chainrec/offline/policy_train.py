@@ -1,11 +1,16 @@
-"""ChainRec offline stage 2: train π_θ(a | s) on CPU — SFT on the best chain per task (Eq. 10), then
-DPO against the SFT policy (Eq. 11) — with fixed seeds, so the same rows give the same weights.
+"""ChainRec offline stage 2: train π_θ(a | s) on CPU — SFT on an expert chain per task (Eq. 10), then
+DPO against the SFT policy (Eq. 11) — with fixed seeds, so the same rows give the same weights. The
+actions and used-tool features come from an `ActionSpace` (a tool catalog; ChainRec's by default);
+the expert and the pairs from train_config.py.
 
-- SFT: cross-entropy of the expert action at every decision of each training task's best chain,
+- SFT: cross-entropy of the expert action at every decision of each training task's expert chain
+  (by default the supported one: the chain the training tasks back among the task's near-best),
   over the feasible actions only (the mask of agents/chainrec/online/mask.py).
 - DPO: log π(τ) = Σ_t log π(a_t | s_t) over a trajectory's decisions; for (chosen, rejected) pairs
   of the same task, loss = −log σ(β[(log π(τ_c) − log π_ref(τ_c)) − (log π(τ_r) − log π_ref(τ_r))]),
-  π_ref the frozen SFT policy (`dpo_loss`).
+  π_ref the frozen SFT policy (`dpo_loss`, each pair weighted by its reward gap), plus
+  `dpo_sft_weight` × the SFT loss on the expert decisions (as in RPO), which keeps DPO from trading
+  the expert's actions for noise when the preferences carry little signal.
 - A seeded share of the tasks is held out: curves record the loss, the expert-action accuracy on
   held-out tasks, the held-out reward of greedy roll-outs and (DPO) the held-out chosen-minus-
   rejected log-probability margin.
@@ -15,60 +20,27 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
-from agents.chainrec.offline.policy_data import StateTable, best_chain, preference_pairs, warm_embeddings
+from agents.chainrec.offline.policy_data import StateTable, chain_support, warm_embeddings
 from agents.chainrec.offline.rollout import greedy_chain, reward_of
-from agents.chainrec.online.features import FEATURE_DIM
-from agents.chainrec.online.policy import ACTIONS, PolicyWeights
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """How the policy is trained (stored in the checkpoint's config.json)."""
-
-    hidden: int = 64
-    """Hidden units of the MLP."""
-    sft_epochs: int = 300
-    """Full-batch SFT epochs."""
-    sft_lr: float = 1e-3
-    """Adam learning rate of SFT."""
-    dpo_epochs: int = 200
-    """Full-batch DPO epochs."""
-    dpo_lr: float = 1e-3
-    """Adam learning rate of DPO."""
-    beta: float = 0.1
-    """DPO's β."""
-    pairs_per_task: int = 32
-    """Preference pairs sampled per task for DPO."""
-    pair_mode: str = "any"
-    """"best": the task's best chain against others; "any": any preferred-vs-rejected chain pair."""
-    weight_decay: float = 1e-4
-    """Adam weight decay (both stages)."""
-    heldout_fraction: float = 0.2
-    """Share of tasks held out for the curves and the evaluation."""
-    eval_every: int = 10
-    """Epochs between held-out evaluations."""
-    seed: int = 0
-    """Seeds the split, the initial weights and the pair sample."""
-
-    def as_dict(self) -> dict[str, Any]:
-        """The config as stored."""
-        return asdict(self)
+from agents.chainrec.offline.train_config import TrainConfig, expert_rule, task_pairs
+from agents.chainrec.online.features import feature_dim
+from agents.chainrec.online.policy import ActionSpace, PolicyWeights
 
 
 class Policy(nn.Module):
     """logits = W2 relu(W1 x + b1) + b2 (the numpy twin is `PolicyWeights`)."""
 
-    def __init__(self, features: int, hidden: int) -> None:
+    def __init__(self, features: int, hidden: int, actions: int) -> None:
         """An MLP from `features` inputs to one logit per action."""
         super().__init__()
-        self.net = nn.Sequential(nn.Linear(features, hidden), nn.ReLU(), nn.Linear(hidden, len(ACTIONS)))
+        self.net = nn.Sequential(nn.Linear(features, hidden), nn.ReLU(), nn.Linear(hidden, actions))
 
     def log_probs(self, x: torch.Tensor, feasible: torch.Tensor) -> torch.Tensor:
         """log π(a | s) with infeasible actions at -inf."""
@@ -92,10 +64,15 @@ def dpo_loss(
     ref_chosen: torch.Tensor,
     ref_rejected: torch.Tensor,
     beta: float,
+    weights: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """Mean DPO loss over pairs, from trajectory log-probabilities under the policy and the reference."""
+    """Mean DPO loss over pairs, from trajectory log-probabilities under the policy and the reference
+    (`weights`: per-pair weights, e.g. the reward gap; the mean is then weighted)."""
     margin = (policy_chosen - ref_chosen) - (policy_rejected - ref_rejected)
-    return -nn.functional.logsigmoid(beta * margin).mean()
+    losses = -nn.functional.logsigmoid(beta * margin)
+    if weights is None:
+        return losses.mean()
+    return (losses * weights).sum() / weights.sum()
 
 
 def trajectory_log_probs(
@@ -142,9 +119,10 @@ class _Evaluator:
         table: StateTable,
         max_steps: int,
         lam: float,
+        expert: Callable[[dict[str, Any]], str],
     ):
         self.rows, self.heldout, self.table, self.max_steps, self.lam = rows, heldout, table, max_steps, lam
-        self.expert = [d for n in heldout for d in table.decisions(n, rows[n], best_chain(rows[n])[0])]
+        self.expert = [d for n in heldout for d in table.decisions(n, rows[n], expert(rows[n]))]
 
     def __call__(self, weights: PolicyWeights) -> dict[str, float]:
         correct = 0
@@ -173,8 +151,10 @@ def train_policy(
     config: TrainConfig,
     sft_only: bool = False,
     on_progress: Callable[[str, int, int], None] | None = None,
+    space: ActionSpace | None = None,
 ) -> TrainResult:
-    """SFT (then DPO unless `sft_only`) on `rows`; deterministic for the same rows and config."""
+    """SFT (then DPO unless `sft_only`) on `rows` over `space`'s actions (default ChainRec's
+    catalog); deterministic for the same rows and config."""
     if len(rows) < 2:
         from world.errors import RecgraphError
 
@@ -182,39 +162,39 @@ def train_policy(
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        return _train(rows, max_steps, lam, config, sft_only, on_progress)
+        return _train(rows, max_steps, lam, config, sft_only, on_progress, space or ActionSpace.default())
     finally:
         torch.set_num_threads(threads)
 
 
-def _train(rows, max_steps, lam, config, sft_only, on_progress) -> TrainResult:  # type: ignore[no-untyped-def]
+def _train(rows, max_steps, lam, config, sft_only, on_progress, space) -> TrainResult:  # type: ignore[no-untyped-def]
     torch.manual_seed(config.seed)
     warm_embeddings(rows)
     train, heldout = split_rows(rows, config.heldout_fraction, config.seed)
-    table = StateTable(max_steps)
-    expert = [d for n in train for d in table.decisions(n, rows[n], best_chain(rows[n])[0])]
+    table = StateTable(max_steps, space)
+    target = expert_rule(rows, train, config)
+    expert = [d for n in train for d in table.decisions(n, rows[n], target(rows[n]))]
     rng = np.random.default_rng(config.seed)
+    support = chain_support([rows[n] for n in train])
     pairs = {
-        part: [
-            (n, c, r)
-            for n in numbers
-            for c, r in preference_pairs(rows[n], config.pairs_per_task, rng, config.pair_mode)
-        ]
+        part: [(n, c, r, w) for n in numbers for c, r, w in task_pairs(rows[n], config, rng, support, target)]
         for part, numbers in (("train", train), ("heldout", heldout))
     }
     trajectories = {
         part: (
-            [table.decisions(n, rows[n], c) for n, c, _ in found],
-            [table.decisions(n, rows[n], r) for n, _, r in found],
+            [table.decisions(n, rows[n], c) for n, c, _, _ in found],
+            [table.decisions(n, rows[n], r) for n, _, r, _ in found],
         )
         for part, found in pairs.items()
     }
-    evaluate = _Evaluator(rows, heldout, table, max_steps, lam)
+    pair_weights = torch.tensor([w for *_, w in pairs["train"]], dtype=torch.float32)
+    evaluate = _Evaluator(rows, heldout, table, max_steps, lam, target)
     x_np, feasible_np = table.arrays()
     x, feasible = torch.from_numpy(x_np), torch.from_numpy(feasible_np)
     states = torch.tensor([s for s, _ in expert])
     actions = torch.tensor([a for _, a in expert])
-    policy = Policy(FEATURE_DIM, config.hidden)
+    features, n_actions = feature_dim(space.tools), len(space.actions)
+    policy = Policy(features, config.hidden, n_actions)
     optimiser = torch.optim.Adam(policy.parameters(), lr=config.sft_lr, weight_decay=config.weight_decay)
     curves: dict[str, list[dict[str, float]]] = {"sft": [], "dpo": []}
     total = config.sft_epochs + (0 if sft_only else config.dpo_epochs)
@@ -252,7 +232,7 @@ def _train(rows, max_steps, lam, config, sft_only, on_progress) -> TrainResult: 
     }
     if sft_only or not pairs["train"]:
         return result
-    reference = Policy(FEATURE_DIM, config.hidden)
+    reference = Policy(features, config.hidden, n_actions)
     reference.load_state_dict(policy.state_dict())
     reference.requires_grad_(False)
     with torch.no_grad():
@@ -271,7 +251,9 @@ def _train(rows, max_steps, lam, config, sft_only, on_progress) -> TrainResult: 
         optimiser.zero_grad()
         logp = policy.log_probs(x, feasible)
         chosen, rejected = (trajectory_log_probs(logp, t) for t in trajectories["train"])
-        loss = dpo_loss(chosen, rejected, ref_c, ref_r, config.beta)
+        loss = dpo_loss(chosen, rejected, ref_c, ref_r, config.beta, pair_weights)
+        if config.dpo_sft_weight:
+            loss = loss + config.dpo_sft_weight * nn.functional.nll_loss(logp[states], actions)
         loss.backward()
         optimiser.step()
         if epoch % config.eval_every == 0 or epoch == config.dpo_epochs:

@@ -14,18 +14,21 @@ from agents.chainrec.offline.policy_data import StateTable, memory_at, row_mask
 from agents.chainrec.offline.reward import reward
 from agents.chainrec.online.catalog import CANDIDATE_RANK
 from agents.chainrec.online.planning import Planner, PlanView
-from agents.chainrec.online.policy import ACTIONS, PolicyWeights
+from agents.chainrec.online.policy import ActionSpace, PolicyWeights
 
 Decide = Callable[[dict[str, Any], tuple[str, ...]], str]
 """(row, tools run so far) -> the next action."""
 
 
-def roll_out(row: dict[str, Any], decide: Decide, max_steps: int) -> list[str]:
-    """The tools a decision rule runs on this task before CandidateRank."""
+def roll_out(
+    row: dict[str, Any], decide: Decide, max_steps: int, space: ActionSpace | None = None
+) -> list[str]:
+    """The tools a decision rule runs on this task before CandidateRank (actions of `space`)."""
+    space = space or ActionSpace.default()
     used: tuple[str, ...] = ()
     while True:
-        mask, _ = row_mask(row, used, max_steps)
-        feasible = [a for a in ACTIONS if mask.get(a, False)]
+        mask, _ = row_mask(row, used, max_steps, space)
+        feasible = [a for a in space.actions if mask.get(a, False)]
         action = feasible[0] if len(feasible) == 1 else decide(row, used)
         if action == CANDIDATE_RANK or action not in feasible:
             return list(used)
@@ -40,9 +43,9 @@ def greedy_chain(
     def decide(r: dict[str, Any], used: tuple[str, ...]) -> str:
         state = table.state(number, r, used)
         logits = np.where(table.masks[state], weights.logits(table.vectors[state]), -np.inf)
-        return ACTIONS[int(np.argmax(logits))]
+        return table.space.actions[int(np.argmax(logits))]
 
-    return roll_out(row, decide, max_steps)
+    return roll_out(row, decide, max_steps, table.space)
 
 
 def row_view(row: dict[str, Any], used: Sequence[str], max_steps: int) -> PlanView:
@@ -65,8 +68,31 @@ def planner_decide(planner: Planner, max_steps: int) -> Decide:
     return decide
 
 
+def chain_tokens(row: dict[str, Any], tools: Sequence[str]) -> int:
+    """Model tokens the chain's tool calls spent in this row (0 when the row records none)."""
+    spent = row.get("tool_tokens", {})
+    return sum(int(spent.get(tool, spent.get(">".join(tools[: i + 1]), 0))) for i, tool in enumerate(tools))
+
+
+def quality_of(row: dict[str, Any], tools: Sequence[str], lam: float = 0.0) -> float | None:
+    """AvgHR@{1,3,5} of the chain's ranking in this row (None when it is not recorded; `lam` unused,
+    kept for callers that pass it)."""
+    if not tools:
+        return None
+    code = chain_code(row["tools"], tools)
+    key = next((k for found, k, _ in row["chains"] if found == code), None)
+    if key is None:
+        key = chain_code(row["tools"], [t for t in row["tools"] if t in tools])
+    ranking = row["rankings"].get(key)
+    return float(ranking["avg_hr"]) if ranking else None
+
+
 def reward_of(
-    row: dict[str, Any], tools: Sequence[str], lam: float, scored: dict[str, float] | None = None
+    row: dict[str, Any],
+    tools: Sequence[str],
+    lam: float,
+    scored: dict[str, float] | None = None,
+    cost_lam: float = 0.0,
 ) -> float | None:
     """R(τ) of the chain `tools` on this task: the row's score, or (a sampled row without it) from
     the ranking of its tool set when recorded; None when unknown. A chain with no tool is
@@ -84,10 +110,6 @@ def reward_of(
                 return float(value)
     key = chain_code(row["tools"], [t for t in row["tools"] if t in tools])
     ranking = row["rankings"].get(key)
-    return reward(ranking["avg_hr"], len(tools), lam) if ranking else None
-
-
-def quality_of(row: dict[str, Any], tools: Sequence[str], lam: float) -> float | None:
-    """AvgHR@{1,3,5} of the chain's ranking (its reward plus λ|τ|)."""
-    value = reward_of(row, tools, lam)
-    return None if value is None else value + lam * len(tools)
+    if not ranking:
+        return None
+    return reward(ranking["avg_hr"], len(tools), lam, chain_tokens(row, tools), cost_lam)

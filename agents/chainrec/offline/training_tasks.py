@@ -42,7 +42,9 @@ class TrajectoryConfig:
     max_steps: int = 6
     """T_max: tools per chain at most."""
     lam: float = 0.01
-    """λ of R(τ)."""
+    """λ of R(τ): the cost of one tool call."""
+    cost_lam: float = 0.0
+    """λ_cost of R(τ): the cost of one model token the chain's tools spent (0: ChainRec's Eq. 5)."""
     llm: str = "heuristic"
     """The backend the tools and CandidateRank ran with."""
 

@@ -16,7 +16,8 @@ Row layout (one per task): `task` (user, validation target, candidates, scenario
 planner's LLM-free task facts, features.py), `tools` (the feasible evidence tools; a chain is written
 as the dot-joined indices of its tools in this list, e.g. "0.4.5" = tools[0], tools[4], tools[5],
 then CandidateRank), `tool_outputs` (memory entries by tool, or by "prefix>tool" with an LLM),
-`rankings` (code -> the ranking and its AvgHR@{1,3,5}; a tool set's code lists indices ascending),
+`tool_tokens` (model tokens per `tool_outputs` key), `rankings` (code -> the ranking and its
+AvgHR@{1,3,5}; a tool set's code lists indices ascending),
 `chains` ([code, ranking code, reward] each) and `enumerated` (all chains, or a sample).
 
 Rows go to a durable JSONL (world.results_log: a protocol header on every row, fsynced appends, a
@@ -75,6 +76,7 @@ class TaskRunner:
         self.scope, self.task, self.ctx, self.tools = scope, task, ctx, list(tools)
         self.by_prefix = backend_for(ctx, "rec") != "heuristic"
         self.outputs: dict[str, MemoryEntry] = {}
+        self.tokens: dict[str, int] = {}
         self.rankings: dict[str, dict[str, Any]] = {}
         self.records: list[dict[str, Any]] | None = None
 
@@ -98,7 +100,12 @@ class TaskRunner:
             fetched = LIBRARY[tool](episode)
             result = _answer(tool_task(spec, fetched, episode), fetched.needed, self.ctx, spec.node)
             self.outputs[key] = memory_entry(spec, result, fetched, 0)
+            self.tokens[key] = result.usage.input_tokens + result.usage.output_tokens
         return self.outputs[key]
+
+    def chain_tokens(self, chain: Sequence[str]) -> int:
+        """Model tokens the chain's tool calls spent (0 with the heuristic backend)."""
+        return sum(self.tokens[self.tool_key(chain[:i], tool)] for i, tool in enumerate(chain))
 
     def memory(self, chain: Sequence[str]) -> list[MemoryEntry]:
         """M_t after `chain` ran (entries with their step numbers)."""
@@ -138,7 +145,8 @@ def run_task(
     for chain in chains:
         key = runner.rank(chain)
         quality = runner.rankings[key]["avg_hr"]
-        scored.append([chain_code(tools, chain), key, round(reward(quality, len(chain), config.lam), 6)])
+        value = reward(quality, len(chain), config.lam, runner.chain_tokens(chain), config.cost_lam)
+        scored.append([chain_code(tools, chain), key, round(value, 6)])
     return {
         "method": ROW_METHOD,
         "user_id": task.user_id,
@@ -151,6 +159,7 @@ def run_task(
         "facts": task_facts(scope, task.candidates),
         "tools": tools,
         "tool_outputs": runner.outputs,
+        "tool_tokens": runner.tokens,
         "rankings": runner.rankings,
         "chains": scored,
         "enumerated": complete,

@@ -15,7 +15,7 @@ from functools import cache
 from typing import Any
 
 from agents.base import AgentTask
-from agents.chainrec.online.catalog import BY_NAME
+from agents.chainrec.online.catalog import is_user_tool
 from agents.chainrec.online.fusion import Fused, fuse
 from agents.chainrec.online.item_tools import fetch_items
 from agents.chainrec.online.tool_agent import Episode
@@ -57,7 +57,7 @@ def rank_call(episode: Episode) -> RankCall:
     candidates = list(episode.candidates)
     records = fetch_items(episode, candidates)
     memory = episode.memory
-    user_side = [e for e in memory if BY_NAME[e["tool"]].side == "user"]
+    user_side = [e for e in memory if is_user_tool(e["tool"])]
     messages = prompts.rank_messages(prompts.memory_digest(user_side), _candidate_lines(records, memory))
     fused = cache(lambda: fuse(episode.env, episode.ctx, records, memory))
 

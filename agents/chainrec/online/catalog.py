@@ -27,6 +27,29 @@ class ToolSpec:
     """Domain flags (see `tools.chainrec.episode_corpus.Corpus.domain`) it cannot work without."""
 
 
+@dataclass(frozen=True)
+class ToolCost:
+    """What one call of a tool is planned to cost (the mask's and the reward's cost term)."""
+
+    calls: int
+    """LLM requests one call makes (0: it answers without a model)."""
+    prompt_tokens: int
+    """Planned tokens of one request that do not depend on the candidates (prompt and answer)."""
+    per_candidate: int = 0
+    """Planned tokens each candidate adds to one request (its prompt row and answer entry)."""
+
+    def tokens(self, candidates: int) -> int:
+        """Planned tokens of one call over `candidates` candidates."""
+        return self.calls * (self.prompt_tokens + self.per_candidate * candidates)
+
+    def describe(self, candidates: int) -> str:
+        """`1 LLM call, ~900 tokens` / `no LLM call` for the planner's prompt."""
+        if not self.calls:
+            return "no LLM call"
+        plural = "s" if self.calls > 1 else ""
+        return f"{self.calls} LLM call{plural}, ~{self.tokens(candidates)} tokens"
+
+
 LONG_TERM = "LongTermPreference"
 SHORT_TERM = "ShortTermPreference"
 POSITIVE = "PositivePreference"
@@ -36,6 +59,14 @@ ITEM_PROFILE = "ItemProfile"
 AUTHOR = "AuthorPreference"
 GEO = "GeoContext"
 CANDIDATE_RANK = "CandidateRank"
+MEMORY_NEIGHBOURHOOD = "MemoryNeighbourhood"
+"""Method tool (router): MemRec's curated neighbourhood and facets, from its memory graph."""
+PATTERN_MEMORIES = "PatternMemories"
+"""Method tool (router): AMEM4Rec's retrieved pattern memories, from its trained pool."""
+INTENT_EVIDENCE = "IntentEvidence"
+"""Method tool (router): ARAG's user understanding, NLI scores and context summary."""
+COLLABORATIVE = "CollaborativeSignal"
+"""Method tool (router): classic collaborative scores (item-kNN, BPR) for the candidates."""
 
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
@@ -127,28 +158,45 @@ EVIDENCE_TOOLS: tuple[str, ...] = tuple(spec.name for spec in TOOLS if spec.side
 ACTIONS: tuple[str, ...] = tuple(spec.name for spec in TOOLS)
 
 
-def normalise_action(text: str) -> str | None:
+def is_user_tool(name: str) -> bool:
+    """True for a user-side tool of ChainRec's library; every other evidence tool (item tools and the
+    router's method tools, all item-side) writes per-candidate entries."""
+    spec = BY_NAME.get(name)
+    return spec is not None and spec.side == "user"
+
+
+Catalog = tuple[ToolSpec, ...]
+"""A planner's actions in catalog order, CandidateRank last (ChainRec's `TOOLS`, or the router's)."""
+
+
+def evidence_tools(catalog: Catalog = TOOLS) -> tuple[str, ...]:
+    """The catalog's evidence tools (every action but CandidateRank), in catalog order."""
+    return tuple(spec.name for spec in catalog if spec.side != "terminal")
+
+
+def normalise_action(text: str, catalog: Catalog = TOOLS) -> str | None:
     """The action a model's text names (case, spaces, underscores and hyphens ignored; the node name
     is accepted too), or None when it names none."""
     key = "".join(ch for ch in text.lower() if ch.isalnum())
-    for spec in TOOLS:
+    for spec in catalog:
         if key in (spec.name.lower(), spec.node.replace("_", "")):
             return spec.name
     return None
 
 
-def parse_chain(text: str) -> list[str]:
+def parse_chain(text: str, catalog: Catalog = TOOLS) -> list[str]:
     """A comma-separated chain of tool names (empty: every evidence tool in catalog order);
     raises ValueError naming an unknown tool."""
     names = [part.strip() for part in text.split(",") if part.strip()]
+    tools = evidence_tools(catalog)
     if not names:
-        return list(EVIDENCE_TOOLS)
+        return list(tools)
     chain = []
     for name in names:
-        action = normalise_action(name)
+        action = normalise_action(name, catalog)
         if action is None or action == CANDIDATE_RANK:
             raise ValueError(
-                f"unknown ChainRec tool {name!r} in chainrec_fixed_chain; use {', '.join(EVIDENCE_TOOLS)}"
+                f"unknown ChainRec tool {name!r} in chainrec_fixed_chain; use {', '.join(tools)}"
             )
         chain.append(action)
     return list(dict.fromkeys(chain))

@@ -33,8 +33,7 @@ DOMAIN_FLAGS = ("ratings", "reviews", "categories", "timestamps", "authors", "lo
 COLD_INTERACTIONS = 2
 """A candidate with at most this many visible interactions counts as cold."""
 DAY = 86400.0
-FEATURE_NAMES: tuple[str, ...] = (
-    *(f"used:{tool}" for tool in EVIDENCE_TOOLS),
+TASK_FEATURES: tuple[str, ...] = (
     "step_fraction",
     "log_history",
     "log_days_since_last",
@@ -46,9 +45,23 @@ FEATURE_NAMES: tuple[str, ...] = (
     *(f"domain:{flag}" for flag in DOMAIN_FLAGS),
     *(f"scenario:{name}" for name in SCENARIOS),
 )
-"""Names of the hand-made features, in vector order (the memory embedding follows)."""
-FEATURE_DIM = len(FEATURE_NAMES) + EMBEDDING_DIM
-"""Length of a state vector."""
+"""Names of the hand-made features after the used-tool mask, in vector order."""
+
+
+def feature_names(tools: Sequence[str] = EVIDENCE_TOOLS) -> tuple[str, ...]:
+    """Names of the hand-made features over a catalog's evidence `tools` (the embedding follows)."""
+    return (*(f"used:{tool}" for tool in tools), *TASK_FEATURES)
+
+
+def feature_dim(tools: Sequence[str] = EVIDENCE_TOOLS) -> int:
+    """Length of a state vector over `tools`."""
+    return len(tools) + len(TASK_FEATURES) + EMBEDDING_DIM
+
+
+FEATURE_NAMES = feature_names()
+"""Names of the hand-made features over ChainRec's catalog."""
+FEATURE_DIM = feature_dim()
+"""Length of a state vector over ChainRec's catalog."""
 
 _cache: OrderedDict[str, np.ndarray] = OrderedDict()
 _cache_lock = threading.Lock()
@@ -119,12 +132,17 @@ def memory_embedding(memory: Sequence[Mapping[str, Any]]) -> np.ndarray:
 
 
 def state_vector(
-    facts: Mapping[str, Any], used: Sequence[str], max_steps: int, memory_vector: np.ndarray
+    facts: Mapping[str, Any],
+    used: Sequence[str],
+    max_steps: int,
+    memory_vector: np.ndarray,
+    tools: Sequence[str] = EVIDENCE_TOOLS,
 ) -> np.ndarray:
-    """The policy's input for a state where `used` tools ran (float32, `FEATURE_DIM` long)."""
+    """The policy's input for a state where `used` tools ran (float32, `feature_dim(tools)` long;
+    `tools`: the catalog's evidence tools, one used-flag each)."""
     domain = facts["domain"]
     hand = [
-        *(1.0 if tool in used else 0.0 for tool in EVIDENCE_TOOLS),
+        *(1.0 if tool in used else 0.0 for tool in tools),
         len(used) / max(max_steps, 1),
         math.log1p(facts["history_items"]) / math.log(1000.0),
         math.log1p(facts["days_since_last"]) / math.log(3650.0),

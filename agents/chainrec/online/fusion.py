@@ -2,14 +2,17 @@
 
 Every memory entry e turns into a signal s_e(c) in [0, 1] over the candidates, rank-normalised
 (percentile ranks, ties shared) so tools on different scales weigh alike:
-- item tools (ItemSemantic, ItemProfile, AuthorPreference, GeoContext): their per-candidate scores;
+- item tools (ItemSemantic, ItemProfile, AuthorPreference, GeoContext, and the router's method tools
+  MemoryNeighbourhood, PatternMemories, IntentEvidence, CollaborativeSignal): their per-candidate
+  scores;
 - user tools (Long/ShortTermPreference, PositivePreference): how well a candidate matches the entry:
   the mean of (a) the MiniLM cosine between the candidate and the mean embedding of the items the
   entry is about (`evidence`, e.g. the liked items) and (b) when the facets state a category
   distribution (`Drama 31%, Comedy 22%`), the candidate's categories' summed share;
   NegativePreference: 1 − that match.
 score(c) = Σ_e w_tool(e) · confidence(e) · s_e(c) / Σ_e w_tool(e) · confidence(e); ties keep the
-candidates' order. The weights are `Context.chainrec_weight_*`.
+candidates' order. The weights are `Context.chainrec_weight_*` (the method tools' are RouterContext
+fields; a context without them, ChainRec's, weighs them 0).
 """
 
 from __future__ import annotations
@@ -23,14 +26,18 @@ import numpy as np
 
 from agents.chainrec.online.catalog import (
     AUTHOR,
-    BY_NAME,
+    COLLABORATIVE,
     GEO,
+    INTENT_EVIDENCE,
     ITEM_PROFILE,
     ITEM_SEMANTIC,
     LONG_TERM,
+    MEMORY_NEIGHBOURHOOD,
     NEGATIVE,
+    PATTERN_MEMORIES,
     POSITIVE,
     SHORT_TERM,
+    is_user_tool,
 )
 from agents.chainrec.online.evidence import percentile_ranks
 from state.chainrec.context import ChainRecContext
@@ -46,8 +53,12 @@ WEIGHT_FIELDS: dict[str, str] = {
     ITEM_PROFILE: "chainrec_weight_item_profile",
     AUTHOR: "chainrec_weight_author",
     GEO: "chainrec_weight_geo",
+    MEMORY_NEIGHBOURHOOD: "chainrec_weight_memory_neighbourhood",
+    PATTERN_MEMORIES: "chainrec_weight_pattern_memories",
+    INTENT_EVIDENCE: "chainrec_weight_intent_evidence",
+    COLLABORATIVE: "chainrec_weight_collaborative",
 }
-"""Tool -> the ChainRecContext field holding its fusion weight."""
+"""Tool -> the context field holding its fusion weight (the method tools': RouterContext's)."""
 AVOID = frozenset({NEGATIVE})
 """User tools whose text says what to avoid (their match counts against a candidate)."""
 
@@ -73,8 +84,9 @@ class Fused:
 
 
 def fusion_weights(ctx: ChainRecContext) -> dict[str, float]:
-    """Each tool's weight in the fusion, from the ChainRecContext."""
-    return {tool: float(getattr(ctx, field)) for tool, field in WEIGHT_FIELDS.items()}
+    """Each tool's weight in the fusion, from the context (0 for a field the context lacks: ChainRec's
+    context has no method tools)."""
+    return {tool: float(getattr(ctx, field, 0.0)) for tool, field in WEIGHT_FIELDS.items()}
 
 
 SHARE = re.compile(r"([^,;:()]+?) (\d{1,3})%")
@@ -128,7 +140,7 @@ def fuse(
         weight = weights.get(entry["tool"], 0.0) * float(entry["confidence"])
         if weight <= 0:
             continue
-        if BY_NAME[entry["tool"]].side == "user":
+        if is_user_tool(entry["tool"]):
             match = user_match(env, entry, records)
             if match is None:
                 continue

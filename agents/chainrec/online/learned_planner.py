@@ -100,14 +100,16 @@ class LearnedPlanner:
         return load_checkpoint(folder, self.ctx.chainrec_policy_stage)
 
     def probabilities(self, checkpoint: Checkpoint, view: PlanView) -> dict[str, float]:
-        """π(a | s) over the feasible actions."""
+        """π(a | s) over the feasible actions of the checkpoint's action space (config.json's
+        `actions`, CandidateRank last; the evidence tools before it are the used-tool features)."""
+        actions = tuple(checkpoint.config.get("actions", ACTIONS))
         facts = episode_facts(self.ctx.dataset, view)
-        vector = state_vector(facts, view.used, view.max_steps, memory_embedding(view.memory))
+        vector = state_vector(facts, view.used, view.max_steps, memory_embedding(view.memory), actions[:-1])
         log_probs = masked_log_probs(
-            checkpoint.weights.logits(vector), [view.mask.get(a, False) for a in ACTIONS]
+            checkpoint.weights.logits(vector), [view.mask.get(a, False) for a in actions]
         )
         return {
-            a: float(np.exp(lp)) for a, lp in zip(ACTIONS, log_probs, strict=True) if view.mask.get(a, False)
+            a: float(np.exp(lp)) for a, lp in zip(actions, log_probs, strict=True) if view.mask.get(a, False)
         }
 
     def decide(self, view: PlanView) -> PlannerChoice:

@@ -2,7 +2,9 @@
 
 Rules, in order (the first that applies names why an action is masked):
 1. domain: a tool that needs a dataset field the dataset lacks is never feasible (AuthorPreference
-   needs authors, GeoContext locations, Positive/NegativePreference ratings);
+   needs authors, GeoContext locations, Positive/NegativePreference ratings); a method tool whose
+   prerequisite is missing (the router: a MemRec memory graph, a trained AMEM4Rec pool) is never
+   feasible either, its note saying what is missing and how to build it (`unavailable`);
 2. no repeats: a tool already in the trajectory is not feasible again;
 3. budget: once `max_steps` tools ran, only CandidateRank is feasible (it is forced);
 4. CandidateRank needs evidence: it is feasible only after at least one tool ran, unless no tool
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from agents.chainrec.online.catalog import CANDIDATE_RANK, TOOLS
+from agents.chainrec.online.catalog import CANDIDATE_RANK, TOOLS, Catalog
 
 REASONS = {
     "domain": "the dataset has no {field}",
@@ -25,18 +27,25 @@ REASONS = {
 
 
 def feasibility(
-    used: Sequence[str], max_steps: int, domain: Mapping[str, bool]
+    used: Sequence[str],
+    max_steps: int,
+    domain: Mapping[str, bool],
+    catalog: Catalog = TOOLS,
+    unavailable: Mapping[str, str] | None = None,
 ) -> tuple[dict[str, bool], dict[str, str]]:
-    """(action -> feasible, action -> why it is masked) for a state where `used` tools already ran."""
+    """(action -> feasible, action -> why it is masked) for a state where `used` tools already ran,
+    over `catalog`'s actions; `unavailable` maps a tool that cannot run at all to the reason."""
     mask: dict[str, bool] = {}
     notes: dict[str, str] = {}
     spent = len(used) >= max_steps
-    for spec in TOOLS:
+    for spec in catalog:
         if spec.name == CANDIDATE_RANK:
             continue
         missing = [flag for flag in spec.requires if not domain.get(flag, False)]
         if missing:
             notes[spec.name] = REASONS["domain"].format(field=" or ".join(missing))
+        elif unavailable and spec.name in unavailable:
+            notes[spec.name] = unavailable[spec.name]
         elif spec.name in used:
             notes[spec.name] = REASONS["used"]
         elif spent:
@@ -49,11 +58,11 @@ def feasibility(
     return mask, notes
 
 
-def feasible_actions(mask: Mapping[str, bool]) -> list[str]:
+def feasible_actions(mask: Mapping[str, bool], catalog: Catalog = TOOLS) -> list[str]:
     """The feasible actions in catalog order (CandidateRank last)."""
-    return [spec.name for spec in TOOLS if mask.get(spec.name, False)]
+    return [spec.name for spec in catalog if mask.get(spec.name, False)]
 
 
 def forced(mask: Mapping[str, bool]) -> bool:
     """True when CandidateRank is the only feasible action (no decision to make)."""
-    return feasible_actions(mask) == [CANDIDATE_RANK]
+    return [action for action, ok in mask.items() if ok] == [CANDIDATE_RANK]

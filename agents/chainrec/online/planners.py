@@ -7,6 +7,9 @@
   planner's choice (counted); a failed model falls back to the rule planner.
 
 `PLANNERS` maps the name to a factory; the learned planner of the offline stage is one more entry.
+Every planner plans over the catalog the graph gives it (`PlanView.catalog`: ChainRec's library, or
+the router's with the method tools); the graph also names the rule planner that decides for `rule`
+and backs up the others (the router's is agents/chainrec/online/router_rules.py).
 """
 
 from __future__ import annotations
@@ -17,7 +20,6 @@ from typing import ClassVar
 from agents.base import AgentTask, InvalidAnswer
 from agents.chainrec.online.catalog import (
     AUTHOR,
-    BY_NAME,
     CANDIDATE_RANK,
     GEO,
     ITEM_PROFILE,
@@ -27,11 +29,15 @@ from agents.chainrec.online.catalog import (
     POSITIVE,
     SHORT_TERM,
     TOOLS,
+    Catalog,
+    ToolSpec,
+    is_user_tool,
     parse_chain,
 )
 from agents.chainrec.online.planning import AskingPlanner, Planner, PlanView, choose, repair_choice
 from agents.validation import constrained_schema
 from prompts import chainrec as prompts
+from prompts.router import COST_NOTE
 from state.chainrec.context import ChainRecContext
 from state.chainrec.schemas import REASON_CHARS, PlannerAnswer, PlannerChoice
 from world.errors import RecgraphError
@@ -81,7 +87,7 @@ class RulePlanner:
         if recent is not None and recent <= self.THIN_WINDOW and LONG_TERM not in plan:
             plan.insert(plan.index(SHORT_TERM) + 1 if SHORT_TERM in plan else 0, LONG_TERM)
         if (view.stat("low_rated_items") or 0) >= self.MANY_DISLIKES and regime != "cold_user":
-            users = [i for i, tool in enumerate(plan) if BY_NAME[tool].side == "user"]
+            users = [i for i, tool in enumerate(plan) if is_user_tool(tool)]
             plan.insert(users[-1] + 1 if users else len(plan), NEGATIVE)
         if view.stat("high_rated_items") == 0 and POSITIVE in plan:
             plan.remove(POSITIVE)
@@ -90,7 +96,7 @@ class RulePlanner:
     def decide(self, view: PlanView) -> PlannerChoice:
         """Score the feasible actions by the plan and pick the best."""
         plan = [tool for tool in self.plan(view) if view.mask.get(tool, False)]
-        scores = {spec.name: 0.1 for spec in TOOLS}
+        scores = {spec.name: 0.1 for spec in view.catalog}
         for position, tool in enumerate(plan):
             scores[tool] = 1.0 - 0.05 * position
         scores[CANDIDATE_RANK] = self.STOP
@@ -123,6 +129,13 @@ class FixedPlanner:
         return choose(scores, view, reason)
 
 
+def catalog_line(spec: ToolSpec, view: PlanView) -> str:
+    """One action as the LLM planner's prompt lists it (its planned cost when the view has costs)."""
+    line = f"- {spec.name}: {spec.description} Reads: {spec.inputs}. Writes: {spec.outputs}."
+    cost = view.costs.get(spec.name)
+    return f"{line} Cost: {cost.describe(len(view.candidates))}." if cost is not None else line
+
+
 class LlmPlanner:
     """Zero-shot planner (role "planner"): catalog, memory and mask in the prompt; the answer's action
     is an enum of the feasible actions; infeasible or unknown answers are repaired to the rule
@@ -136,9 +149,9 @@ class LlmPlanner:
 
     def task(self, view: PlanView) -> AgentTask[PlannerChoice]:
         """The planner call for this decision."""
-        catalog = "\n".join(
-            f"- {s.name}: {s.description} Reads: {s.inputs}. Writes: {s.outputs}." for s in TOOLS
-        )
+        catalog = "\n".join(catalog_line(spec, view) for spec in view.catalog)
+        if view.costs:
+            catalog += f"\n{COST_NOTE}"
         masked = {name: why for name, why in view.notes.items()}
         messages = prompts.planner_messages(
             view.user_id,
@@ -173,29 +186,36 @@ class LlmPlanner:
         )
 
 
-PLANNERS: dict[str, Callable[[ChainRecContext], Planner | AskingPlanner]] = {
-    "rule": lambda ctx: RulePlanner(),
-    "fixed": lambda ctx: FixedPlanner(parse_chain(ctx.chainrec_fixed_chain)),
-    "llm": lambda ctx: LlmPlanner(),
-    "learned": lambda ctx: _learned(ctx),
+PlannerFactory = Callable[[ChainRecContext, Catalog, Planner], Planner | AskingPlanner]
+"""(context, catalog, the graph's rule planner) -> a planner."""
+
+PLANNERS: dict[str, PlannerFactory] = {
+    "rule": lambda ctx, catalog, rule: rule,
+    "fixed": lambda ctx, catalog, rule: FixedPlanner(parse_chain(ctx.chainrec_fixed_chain, catalog)),
+    "llm": lambda ctx, catalog, rule: LlmPlanner(rule),
+    "learned": lambda ctx, catalog, rule: _learned(ctx, catalog),
 }
 """`Context.chainrec_planner` -> factory. A new planner is one more entry."""
 
 
-def _learned(ctx: ChainRecContext) -> Planner:
-    from agents.chainrec.online.learned_planner import LearnedPlanner  # it builds on this module
+def _learned(ctx: ChainRecContext, catalog: Catalog) -> Planner:
+    from agents.chainrec.online.learned_catalog import CatalogLearnedPlanner  # they build on this module
+    from agents.chainrec.online.learned_planner import LearnedPlanner
 
-    return LearnedPlanner(ctx)
+    return LearnedPlanner(ctx) if catalog == TOOLS else CatalogLearnedPlanner(ctx, catalog)
 
 
-def planner_for(ctx: ChainRecContext) -> Planner | AskingPlanner:
-    """The planner `ctx` names; a clear error for an unknown name or a bad fixed chain."""
+def planner_for(
+    ctx: ChainRecContext, catalog: Catalog = TOOLS, rule: Planner | None = None
+) -> Planner | AskingPlanner:
+    """The planner `ctx` names over `catalog` (`rule`: the rule planner that decides for "rule" and
+    backs up the others; default ChainRec's); a clear error for an unknown name or a bad fixed chain."""
     factory = PLANNERS.get(ctx.chainrec_planner)
     if factory is None:
         raise RecgraphError(
             f"unknown chainrec_planner {ctx.chainrec_planner!r}; choose one of {', '.join(PLANNERS)}"
         )
     try:
-        return factory(ctx)
+        return factory(ctx, catalog, rule or RulePlanner())
     except ValueError as error:
         raise RecgraphError(str(error)) from None

@@ -11,11 +11,11 @@ the offline stage implements `Planner` over features of the same `PlanView`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from agents.base import AgentTask
-from agents.chainrec.online.catalog import normalise_action
+from agents.chainrec.online.catalog import TOOLS, Catalog, ToolCost, normalise_action
 from agents.chainrec.online.mask import feasible_actions
 from state.chainrec.schemas import PlannerChoice
 from state.chainrec.state import MemoryEntry
@@ -41,6 +41,11 @@ class PlanView:
     """The step budget T_max."""
     domain: Mapping[str, bool]
     """What the dataset carries (ratings, reviews, categories, timestamps, authors, locations)."""
+    catalog: Catalog = TOOLS
+    """The actions this planner chooses among, in catalog order (ChainRec's library, or the
+    router's with the method tools)."""
+    costs: Mapping[str, ToolCost] = field(default_factory=dict)
+    """Each action's planned cost (the router's; empty: costs are not shown)."""
 
     @property
     def step(self) -> int:
@@ -55,7 +60,7 @@ class PlanView:
     @property
     def feasible(self) -> list[str]:
         """The feasible actions in catalog order (CandidateRank last)."""
-        return feasible_actions(self.mask)
+        return feasible_actions(self.mask, self.catalog)
 
     def stat(self, key: str) -> float | None:
         """The latest value a tool reported for `key` in its fetch statistics (None: not yet)."""
@@ -97,7 +102,7 @@ def choose(scores: Mapping[str, float], view: PlanView, reason: str) -> PlannerC
 
 def repair_choice(choice: PlannerChoice, view: PlanView, backup: Planner) -> tuple[PlannerChoice, list[str]]:
     """`choice` if its action is feasible now; else the backup's decision and the repair kind."""
-    action = normalise_action(choice.action)
+    action = normalise_action(choice.action, view.catalog)
     if action is not None and view.mask.get(action, False):
         return choice.model_copy(update={"action": action}), []
     kind = "unknown_action" if action is None else "infeasible_action"

@@ -23,13 +23,40 @@ from typing import Any
 
 import numpy as np
 
-from agents.chainrec.online.catalog import CANDIDATE_RANK, EVIDENCE_TOOLS
+from agents.chainrec.online.catalog import CANDIDATE_RANK, EVIDENCE_TOOLS, TOOLS, Catalog, evidence_tools
 from world.paths import dataset_cache
 
 ACTIONS: tuple[str, ...] = (*EVIDENCE_TOOLS, CANDIDATE_RANK)
-"""The policy's output units, in order."""
-FORMAT_VERSION = 1
-"""Bumped when the checkpoint layout or the feature vector changes (older ones are not loaded)."""
+"""The policy's output units over ChainRec's catalog, in order."""
+
+
+@dataclass(frozen=True)
+class ActionSpace:
+    """What a policy plans over: a tool catalog (ChainRec's by default, or an extended library), its
+    evidence tools (the used-tool features) and its actions (the output units, CandidateRank last)."""
+
+    catalog: Catalog = TOOLS
+    """The catalog's tool specs, CandidateRank last."""
+
+    @classmethod
+    def default(cls) -> ActionSpace:
+        """ChainRec's 8-tool library."""
+        return cls(TOOLS)
+
+    @property
+    def tools(self) -> tuple[str, ...]:
+        """The evidence tools, in catalog order."""
+        return evidence_tools(self.catalog)
+
+    @property
+    def actions(self) -> tuple[str, ...]:
+        """Every action (the policy's output units), in catalog order."""
+        return (*self.tools, CANDIDATE_RANK)
+
+
+FORMAT_VERSION = 2
+"""Bumped when the checkpoint layout or the feature vector changes (older ones are not loaded).
+2: config.json's `actions` (a catalog's) fix the output units and the used-tool features."""
 ROOT = "chainrec_planner"
 LATEST = "latest.json"
 
@@ -64,7 +91,7 @@ class PolicyWeights:
 
 
 def masked_log_probs(logits: np.ndarray, feasible: list[bool]) -> np.ndarray:
-    """log π(a | s) over `ACTIONS` with infeasible actions at -inf."""
+    """log π(a | s) over the policy's actions with infeasible actions at -inf."""
     masked = np.where(np.asarray(feasible), logits.astype(np.float64), -np.inf)
     top = masked.max()
     return masked - (top + np.log(np.exp(masked - top).sum()))

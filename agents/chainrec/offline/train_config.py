@@ -1,0 +1,96 @@
+"""How the ChainRec planner is trained (`TrainConfig`, stored in the checkpoint) and what it learns
+from under that config: the SFT target chain of a task (`expert_rule`) and the DPO pairs of a task
+(`task_pairs`); policy_data.py holds the rules themselves."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from agents.chainrec.offline.policy_data import (
+    best_chain,
+    chain_support,
+    expert_pairs,
+    gap_pairs,
+    preference_pairs,
+)
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """How the policy is trained (stored in the checkpoint's config.json)."""
+
+    hidden: int = 64
+    """Hidden units of the MLP."""
+    sft_epochs: int = 300
+    """Full-batch SFT epochs."""
+    sft_lr: float = 1e-3
+    """Adam learning rate of SFT."""
+    dpo_epochs: int = 200
+    """Full-batch DPO epochs."""
+    dpo_lr: float = 1e-3
+    """Adam learning rate of DPO."""
+    beta: float = 0.1
+    """DPO's β."""
+    pairs_per_task: int = 32
+    """Preference pairs sampled per task for DPO."""
+    pair_mode: str = "expert"
+    """"best": the task's hindsight-best chain against others; "any": any preferred-vs-rejected
+    chain pair; "gap": pairs whose AvgHR differs by at least `min_gap`; "expert": the task's SFT
+    target (`expert`) against chains whose AvgHR is at least `min_gap` lower. "gap" and "expert"
+    pairs are weighted by their reward gap."""
+    min_gap: float = 0.3
+    """Modes "gap" / "expert": the least AvgHR difference of a pair (a 1/3 step with heuristic tools)."""
+    supported_pairs: bool = True
+    """Mode "gap": keep a pair only when the training tasks' mean rewards order it the same way."""
+    dpo_sft_weight: float = 1.0
+    """Weight of the SFT loss on the expert decisions added to DPO's (0: plain DPO)."""
+    expert: str = "supported"
+    """SFT's target chain per task: "hindsight" (the best reward; ties: fewer steps) or
+    "supported" (among chains within `expert_epsilon` of the best, the best mean training reward)."""
+    expert_epsilon: float = 0.34
+    """Expert "supported": how far below the task's best reward a chain may be and still be chosen."""
+    weight_decay: float = 1e-4
+    """Adam weight decay (both stages)."""
+    heldout_fraction: float = 0.2
+    """Share of tasks held out for the curves and the evaluation."""
+    eval_every: int = 10
+    """Epochs between held-out evaluations."""
+    seed: int = 0
+    """Seeds the split, the initial weights and the pair sample."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The config as stored."""
+        return asdict(self)
+
+
+def expert_rule(
+    rows: Sequence[dict[str, Any]], train: Sequence[int], config: TrainConfig
+) -> Callable[[dict[str, Any]], str]:
+    """row -> its SFT target chain code (`config.expert`; support measured on the training rows)."""
+    if config.expert == "hindsight":
+        return lambda row: best_chain(row)[0]
+    if config.expert != "supported":
+        raise ValueError(f"unknown expert {config.expert!r}: hindsight or supported")
+    support = chain_support([rows[n] for n in train])
+    return lambda row: best_chain(row, support, config.expert_epsilon)[0]
+
+
+def task_pairs(
+    row: dict[str, Any],
+    config: TrainConfig,
+    rng: np.random.Generator,
+    support: dict[str, float],
+    expert: Callable[[dict[str, Any]], str],
+) -> list[tuple[str, str, float]]:
+    """(chosen, rejected, weight) pairs of one task under `config.pair_mode` (`support`: mean
+    reward per chain over the training tasks; `expert`: the SFT target rule)."""
+    if config.pair_mode == "expert":
+        return expert_pairs(row, expert(row), config.pairs_per_task, rng, config.min_gap)
+    if config.pair_mode == "gap":
+        agreed = support if config.supported_pairs else None
+        return gap_pairs(row, config.pairs_per_task, rng, config.min_gap, agreed)
+    return [(c, r, 1.0) for c, r in preference_pairs(row, config.pairs_per_task, rng, config.pair_mode)]

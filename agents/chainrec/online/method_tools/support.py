@@ -1,0 +1,83 @@
+"""What the method tools (MemoryNeighbourhood, PatternMemories, IntentEvidence) share: the episode's
+visible history, the wrapped method's knobs, per-candidate evidence, and the planned cost of the
+tool's one LLM call.
+
+Cost: a method tool makes exactly one LLM call (role "rec") when a model is configured and its fetch
+says a call adds something (`Fetched.needed`); the wrapped method's own LLM agents are not re-run
+inside the tool (each module says which of the method's steps run as their deterministic
+fallback). Tokens of that call = the prompt's estimated tokens (the tool prompt with the fetched
+data, about 4 characters a token: `agents.usage.estimate_tokens`) + the answer budget of an item
+tool (`tool_agent.ITEM_ANSWER_TOKENS`: a base plus a share per candidate).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TypeVar
+
+import numpy as np
+
+from agents.arag.signals import titled
+from agents.chainrec.online.catalog import ToolCost, ToolSpec
+from agents.chainrec.online.evidence import clip01
+from agents.chainrec.online.tool_agent import ITEM_ANSWER_TOKENS, Episode, Fetched
+from agents.usage import estimate_tokens
+from prompts.chainrec import tool_messages
+from state.chainrec.context import ChainRecContext
+from state.chainrec.schemas import NOTE_CHARS, ItemEvidence
+from state.context import Context
+from world.environment import Environment
+
+K = TypeVar("K", bound=Context)
+
+LLM_CALLS = 1
+"""LLM requests one method-tool call makes with an LLM backend (none with the heuristic backend or
+when its fetch found nothing worth asking about)."""
+
+
+def visible_items(episode: Episode) -> list[str]:
+    """The episode user's visible history, oldest first: exactly what `get_user` shows of them
+    (the scenario's rule; never the held-out target)."""
+    scope = episode.scope
+    return [event.item_id for event in scope.corpus.visible_events(scope.user_id, scope.scenario)]
+
+
+def knobs(ctx: ChainRecContext, cls: type[K]) -> K:
+    """The run's context as the wrapped method's context: the router's context already is one (it
+    inherits every method's knobs); a plain ChainRec context gets that method's defaults."""
+    return ctx if isinstance(ctx, cls) else cls(dataset=ctx.dataset)
+
+
+def item_evidence(item_id: str, score: float, note: str) -> ItemEvidence:
+    """One candidate's entry: score clipped into [0, 1] (4 decimals), note cut to the schema's length."""
+    return ItemEvidence(item_id=item_id, score=round(clip01(score), 4), note=note[:NOTE_CHARS])
+
+
+def top_titles(env: Environment, items: Sequence[str], scores: np.ndarray, top: int = 3) -> str:
+    """`Title (year); ...` of the `top` best-scored items (ties keep the given order)."""
+    order = np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")[:top]
+    return "; ".join(titled(env.dataset, items[i]) for i in order)
+
+
+def fetched_cost(spec: ToolSpec, fetched: Fetched) -> ToolCost:
+    """The cost of asking the model about what was fetched: the tool prompt with `fetched.data` (the
+    memory digest of earlier tools left out) plus the answer budget; no call when none is needed."""
+    if not fetched.needed:
+        return ToolCost(0, 0)
+    base, per_item = ITEM_ANSWER_TOKENS
+    messages = tool_messages(spec.name, spec.description, fetched.data, "", True)
+    prompt = estimate_tokens("\n".join(str(message.content) for message in messages))
+    return ToolCost(LLM_CALLS, prompt + base, per_item)
+
+
+def planned_cost(spec: ToolSpec, data_chars: int, candidate_chars: int) -> ToolCost:
+    """The cost planned before fetching: the tool prompt's fixed text and `data_chars` characters of
+    fetched data that do not depend on the candidates, `candidate_chars` more per candidate (each
+    module estimates both from its knobs), and the answer budget."""
+    base, per_item = ITEM_ANSWER_TOKENS
+    messages = tool_messages(spec.name, spec.description, "", "", True)
+    fixed = sum(len(str(message.content)) for message in messages)
+    return ToolCost(
+        LLM_CALLS, math.ceil((fixed + data_chars) / 4) + base, math.ceil(candidate_chars / 4) + per_item
+    )

@@ -1,0 +1,71 @@
+"""What a planner graph is built over (graphs/chainrec/builder.py): ChainRec's library, or the
+router's with the method tools. One frozen description per method family."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from agents.chainrec.online.catalog import TOOLS, Catalog, ToolCost
+from agents.chainrec.online.planners import RulePlanner
+from agents.chainrec.online.planning import Planner
+from agents.chainrec.online.tool_agent import FetchFn
+from state.chainrec.context import ChainRecContext
+from state.chainrec.state import ChainRecState
+from world.environment import Environment
+
+
+def _chainrec_catalog(ctx: ChainRecContext) -> Catalog:
+    return TOOLS
+
+
+def _none_unavailable(env: Environment, ctx: ChainRecContext, catalog: Catalog) -> dict[str, str]:
+    return {}
+
+
+def _no_costs(ctx: ChainRecContext) -> Mapping[str, ToolCost]:
+    return {}
+
+
+def _chainrec_rule(catalog: Catalog) -> Planner:
+    return RulePlanner()
+
+
+def _no_extras(state: Any, ctx: ChainRecContext) -> dict[str, Any]:
+    return {}
+
+
+@dataclass(frozen=True)
+class PlannerLibrary:
+    """A planner graph's library: its tool nodes, and per run the catalog the planner plans over."""
+
+    method: str
+    """The method family's graph name (compile_method's, LangSmith's root run name)."""
+    tools: Catalog
+    """Every action the graph has a node for, in catalog order, CandidateRank last."""
+    fetch: Mapping[str, FetchFn]
+    """Evidence tool name -> its fetch function (one node each)."""
+    context_schema: type[ChainRecContext]
+    """The graph's context class."""
+    state_schema: type[Any] = ChainRecState
+    """The graph's state class (ChainRecState or a subclass)."""
+    catalog_of: Callable[[ChainRecContext], Catalog] = _chainrec_catalog
+    """(run context) -> the actions this run plans over (a subset of `tools`, same order)."""
+    unavailable: Callable[[Environment, ChainRecContext, Catalog], dict[str, str]] = _none_unavailable
+    """(env, ctx, catalog) -> tool -> why it cannot run this episode (computed on the first visit,
+    off the event loop; empty for ChainRec)."""
+    costs: Callable[[ChainRecContext], Mapping[str, ToolCost]] = _no_costs
+    """(run context) -> each action's planned cost, shown to the planners (empty: not shown)."""
+    rule_for: Callable[[Catalog], Planner] = _chainrec_rule
+    """(catalog) -> the rule planner that decides for "rule" and backs up the other planners."""
+    details_extras: Callable[[Any, ChainRecContext], dict[str, Any]] = _no_extras
+    """(final state, ctx) -> figures added to CandidateRank's `details` (the router's planned cost)."""
+    blocking_tools: frozenset[str] = field(default_factory=frozenset)
+    """Tools whose fetch may touch disk (a memory graph, a pool, a similarity matrix): their node
+    prepares in a worker thread under `ainvoke`."""
+
+    @property
+    def tracks_unavailable(self) -> bool:
+        """True when the state keeps the episode's unavailable tools (the router's)."""
+        return "unavailable" in getattr(self.state_schema, "__annotations__", {})

@@ -1,0 +1,81 @@
+"""The router's registry entries: one planner over every method's agents, its planners
+on one conditional edge, and its two ablations (without the method tools = ChainRec's library;
+without the cost term in the reward)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from graphs.hooks import CallPlan
+from graphs.method_spec import MethodSpec, ServiceGraph
+from state.router.context import RouterContext
+
+ALL_TOOLS = 12
+"""The router's library size (ChainRec's 8 tools and 4 method tools): `router_fixed` may call all."""
+PREPARE = "graphs.router.prepare:prepare_for_bench"
+"""Runs the method tools' prerequisites (MemRec's memory graph, AMEM4Rec's pool) before ranking."""
+TRAINED_PLANNER = (
+    "a learned planner checkpoint over the router's catalog (the offline pipeline does not train one "
+    "for the router yet: graphs/router/prepare.py LEARNED_TRAINING)"
+)
+"""What `router_learned` and `router_learned_no_cost` need before they can rank."""
+
+
+def router_calls(context: RouterContext, candidates: int) -> CallPlan:
+    """At most one tool agent per step of the budget (CollaborativeSignal asks none), CandidateRank,
+    and with the LLM planner one planning request per decision."""
+    steps = context.chainrec_max_steps
+    planner = steps + 1 if context.chainrec_planner == "llm" else 0
+    note = "plus the prerequisites' prepare (MemRec Stage W warm-up, AMEM4Rec pool training)"
+    return CallPlan(steps + 1 + planner, at_most=True, note=note if context.router_method_tools else "")
+
+
+def _router(summary: str, **overrides: Any) -> MethodSpec:
+    return MethodSpec(
+        "graphs.router.graph:graph",
+        "llm",
+        summary,
+        RouterContext,
+        overrides,
+        prepare=PREPARE,
+        record_extras="graphs.router.reward:reward_extras",
+        llm_calls=router_calls,
+        item_vectors=True,
+        reported=("chainrec_planner", "router_method_tools", "router_cost_lambda"),
+    )
+
+
+def _learned(summary: str, **overrides: Any) -> MethodSpec:
+    spec = _router(summary, chainrec_planner="learned", **overrides)
+    return replace(spec, trained_state=TRAINED_PLANNER)
+
+
+METHODS: dict[str, MethodSpec] = {
+    "router": _router(
+        "Router: ChainRec's planner over its tools and MemRec/AMEM4Rec/ARAG/item-kNN agents as tools "
+        "(rule planner)",
+        chainrec_planner="rule",
+    ),
+    "router_fixed": _router(
+        "Router fixed workflow: every feasible tool of the extended library in catalog order",
+        chainrec_planner="fixed",
+        chainrec_max_steps=ALL_TOOLS,
+    ),
+    "router_llm": _router(
+        "Router with the zero-shot LLM planner (sees each tool's cost)", chainrec_planner="llm"
+    ),
+    "router_learned": _learned("Router with the learned planner (SFT then DPO over the extended library)"),
+    "router_no_method_tools": _router(
+        "Router without the method tools: ChainRec's library (ranks as chainrec)",
+        chainrec_planner="rule",
+        router_method_tools=False,
+    ),
+    "router_learned_no_cost": _learned(
+        "Router with the learned planner, no cost term in the reward", router_cost_lambda=0.0
+    ),
+}
+"""The router's planners and ablations as methods (one graph; each is a RouterContext override)."""
+
+SERVICE_GRAPHS: dict[str, ServiceGraph] = {}
+"""None: the router's prerequisites are built by the methods' own services and hooks."""

@@ -1,0 +1,54 @@
+"""The router's runtime knobs (graphs/router/graph.py): ChainRec's planner knobs plus the knobs of
+every method whose agents it calls as tools (MemRec, AMEM4Rec, ARAG, the classic baselines), and
+the fusion weights and cost term of those method tools."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from state.amem4rec.context import Amem4RecContext
+from state.arag.context import AragContext
+from state.baselines.context import BaselinesContext
+from state.chainrec.context import ChainRecContext
+from state.memrec.context import MemRecContext
+
+
+def _weight(tool: str, default: float) -> float:
+    return field(
+        default=default,
+        metadata={
+            "description": f"Router CandidateRank fallback: weight of {tool}'s evidence in the fusion "
+            "(multiplied by the tool's confidence; 0 ignores it)."
+        },
+    )
+
+
+@dataclass(kw_only=True)
+class RouterContext(ChainRecContext, MemRecContext, Amem4RecContext, AragContext, BaselinesContext):
+    """The router: ChainRec's planner over ChainRec's library plus the method tools."""
+
+    router_method_tools: bool = field(
+        default=True,
+        metadata={
+            "description": "Router: offer the method tools (MemoryNeighbourhood, PatternMemories, "
+            "IntentEvidence, CollaborativeSignal) to the planner; false is ChainRec's own library."
+        },
+    )
+    router_cost_lambda: float = field(
+        default=0.00001,
+        metadata={
+            "description": "Router reward R = AvgHR@{1,3,5} - lambda_steps * tool calls - this * "
+            "tokens of the chain (the planned tokens of each tool's LLM call)."
+        },
+    )
+    router_collaborative: str = field(
+        default="itemknn",
+        metadata={
+            "description": "Router CollaborativeSignal: comma-separated classic scorers averaged by "
+            "rank (itemknn, bpr)."
+        },
+    )
+    chainrec_weight_memory_neighbourhood: float = _weight("MemoryNeighbourhood", 1.0)
+    chainrec_weight_pattern_memories: float = _weight("PatternMemories", 1.0)
+    chainrec_weight_intent_evidence: float = _weight("IntentEvidence", 1.0)
+    chainrec_weight_collaborative: float = _weight("CollaborativeSignal", 2.0)

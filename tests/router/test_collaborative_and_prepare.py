@@ -1,0 +1,81 @@
+"""CollaborativeSignal (item-kNN scores of the candidates from the visible history, rank-normalised, no
+model asked) and the router's prepare hook (the prerequisites' own hooks, contexts composed)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.baselines.classic import score_itemknn
+from agents.chainrec.online.evidence import percentile_ranks
+from agents.chainrec.online.method_tools.collaborative import collaborative_signal
+from agents.chainrec.online.tool_agent import Episode
+from graphs.hooks import Prepared, PrepareRequest
+from graphs.router import prepare
+from state.baselines.context import BaselinesContext
+from state.chainrec.context import ChainRecContext
+from state.router.context import RouterContext
+from tools.chainrec.episode_tools import EpisodeScope
+from world.environment import get_environment
+from world.errors import RecgraphError
+
+CANDIDATES = ("50", "181", "1", "2", "3", "100", "258", "300", "12", "7")
+
+
+def episode(user: str, scenario: str = "classic", ctx: ChainRecContext | None = None) -> Episode:
+    scope = EpisodeScope(get_environment("ml-100k"), user, scenario)
+    return Episode(scope, CANDIDATES, (), ctx or RouterContext())
+
+
+def test_collaborative_signal_is_item_knn_over_the_visible_history_rank_normalised() -> None:
+    env = get_environment("ml-100k")
+    for scenario in ("classic", "cold_user"):
+        fetched = collaborative_signal(episode("7", scenario))
+        history = env.history("7", scenario)
+        raw = score_itemknn(env, BaselinesContext(), "7", history, list(CANDIDATES), scenario)
+        expected = np.round(percentile_ranks(raw), 4)
+        assert [e.item_id for e in fetched.fallback.items] == list(CANDIDATES)
+        assert [e.score for e in fetched.fallback.items] == list(expected)
+        assert not fetched.needed and fetched.candidates == CANDIDATES
+        assert fetched.stats["collaborative_items"] == len(history)
+        assert fetched.stats["linked_candidates"] == int((raw > 1e-6).sum())
+    # ChainRec's context (no router knobs) scores the same way, with the baselines' defaults
+    plain = collaborative_signal(episode("7", ctx=ChainRecContext()))
+    assert plain.fallback == collaborative_signal(episode("7")).fallback
+
+
+def test_collaborative_signal_refuses_an_unknown_scorer() -> None:
+    with pytest.raises(RecgraphError, match="unknown router_collaborative scorer 'svd'"):
+        collaborative_signal(episode("7", ctx=RouterContext(router_collaborative="itemknn,svd")))
+
+
+def test_prepare_runs_each_prerequisite_s_own_hook_and_composes_the_contexts(
+    monkeypatch, tmp_path: Path
+) -> None:
+    seen: list[tuple[str, RouterContext]] = []
+
+    def memrec_hook(request: PrepareRequest) -> Prepared:
+        seen.append(("memrec", request.context))  # type: ignore[arg-type]
+        return Prepared(replace(request.context, memrec_memory="graph.sqlite"), {"stage_w": 1})
+
+    def amem4rec_hook(request: PrepareRequest) -> Prepared:
+        seen.append(("amem4rec", request.context))  # type: ignore[arg-type]
+        return Prepared(replace(request.context, amem4rec_pool="pool"), {"training": 2})
+
+    hooks = {
+        "graphs.memrec.warmup:with_stage_w": memrec_hook,
+        "graphs.amem4rec.hooks:train_for_bench": amem4rec_hook,
+    }
+    monkeypatch.setattr(prepare, "resolve", lambda reference: hooks[reference])
+    request = PrepareRequest("router", ["1"], "classic", {}, tmp_path, 1, RouterContext())
+    done = prepare.prepare_for_bench(request)
+    assert [name for name, _ in seen] == ["memrec", "amem4rec"]
+    assert seen[1][1].memrec_memory == "graph.sqlite"  # the second hook sees the first one's context
+    assert isinstance(done.context, RouterContext)
+    assert (done.context.memrec_memory, done.context.amem4rec_pool) == ("graph.sqlite", "pool")
+    assert done.metrics == {"prerequisites": {"memrec": {"stage_w": 1}, "amem4rec": {"training": 2}}}
+    bare = replace(request, context=RouterContext(router_method_tools=False))
+    assert prepare.prepare_for_bench(bare).metrics == {} and len(seen) == 2
