@@ -118,6 +118,22 @@ def embed_texts(texts: Sequence[str]) -> np.ndarray:
         return model.encode(list(texts), batch_size_for(len(texts)), _last_threads)
 
 
+def embed_alone(texts: Sequence[str]) -> np.ndarray:
+    """`embed_texts` of each text on its own (a forward pass of one text, no padding): row i is bit
+    for bit `embed_texts([texts[i]])[0]`, whatever came along; on ONNX Runtime `embedding_threads`
+    texts run side by side."""
+    if not texts:
+        return np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
+    encoder = encoder_name()
+    global _last_threads
+    with _model_lock:
+        if encoder == "torch":
+            return np.vstack([_embed_with_torch([text]) for text in texts])
+        model = _onnx_model()
+        _last_threads = embedding_threads()
+        return model.encode(list(texts), 1, _last_threads)
+
+
 def _embed_with_torch(texts: list[str]) -> np.ndarray:
     import torch
 

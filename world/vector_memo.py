@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from world.embeddings import EMBEDDING_DIM, embed_texts
+from world.embeddings import EMBEDDING_DIM, embed_alone, embed_texts
 from world.paths import cache_root
 
 MEMO_SIZE = 20_000
@@ -95,15 +95,12 @@ def embed_each(texts: list[str]) -> np.ndarray:
     if missing:
         digests = {text: text_digest(text) for text in missing}
         stored = _stored(list(digests.values()))
-        computed = []
-        for text in missing:  # torch's thread count is embed_texts' own choice (world/embeddings.py)
-            vector = stored.get(digests[text])
-            if vector is None:
-                vector = embed_texts([text])[0]
-                computed.append((digests[text], vector))
-            vectors[text] = vector
-        if computed:
-            _remember(computed)
+        vectors.update((text, stored[digests[text]]) for text in missing if digests[text] in stored)
+        new = [text for text in missing if digests[text] not in stored]
+        if new:  # each text alone, several at a time (world/embeddings.py)
+            computed = list(zip(new, embed_alone(new), strict=True))
+            vectors.update(computed)
+            _remember([(digests[text], vector) for text, vector in computed])
         with _memo_lock:
             for text in missing:
                 _memo[text] = vectors[text]

@@ -13,6 +13,7 @@ import numpy as np
 
 from agents.memrec.features import FeatureIndex, NeighbourFeatures, neighbour_features
 from agents.memrec.rules import FEATURES, RuleSet, load_rule_set, score_neighbours
+from agents.memrec.similarity_reads import READS_PER_KEPT, SIMILARITY, read_needed
 from state.memrec.context import MemRecContext
 from state.memrec.state import CuratedRecord
 from world.environment import Environment
@@ -96,12 +97,20 @@ def curate(
     min_users: int,
     min_items: int,
     visible: Sequence[str] | None = None,
+    reads_per_kept: int | None = READS_PER_KEPT,
 ) -> Curated:
     """Score the neighbourhood of `user_id` for these candidates and keep N'_k(u) (see
-    `neighbour_features` for `visible`)."""
-    found: NeighbourFeatures = neighbour_features(index, user_id, candidates, visible=visible)
-
+    `neighbour_features` for `visible`). Only the user neighbours that may be among the best k
+    users have their memory read (agents/memrec/similarity_reads.py), at most `reads_per_kept` x k
+    of them (None: no limit). The users `select_top` can keep are among them, so within the limit
+    the result is the same as with every memory read."""
+    found: NeighbourFeatures = neighbour_features(
+        index, user_id, candidates, visible=visible, user_similarity=False
+    )
+    unread = read_needed(index, rule_set, found, k, None if reads_per_kept is None else reads_per_kept * k)
+    found.matrix[unread, SIMILARITY] = 0.0  # ranked last below: never kept
     scores = score_neighbours(rule_set, found.matrix, found.is_item) if len(found.node_ids) else np.zeros(0)
+    scores[unread] = -np.inf
     keep = select_top(scores, found.is_item, k, min_users, min_items)
     return Curated(
         node_ids=found.node_ids[keep].tolist(),

@@ -18,8 +18,10 @@ sharing at least one of them (2 hops). Each neighbour gets the five `FEATURES` (
   the candidates: their mean), Ruzicka(a, b) = sum min / sum max (a weighted Jaccard).
 - memory_similarity_score: cosine (clipped at 0) of MiniLM embeddings of the neighbour's memory
   and u's memory. Unchanged item memories reuse `Environment.item_vectors()`; initial user
-  memories are embedded once per dataset (disk-cached); updated memories are embedded on first
-  sight (or ahead of time by Stage W's warm-up) and cached by text.
+  memories are embedded when first read (agents/memrec/user_vectors.py), and curation reads a user
+  neighbour's only when the other four features leave it a chance of the top k
+  (agents/memrec/similarity_reads.py); updated memories are embedded on first sight (or ahead of
+  time by Stage W's warm-up) and cached by text.
 """
 
 from __future__ import annotations
@@ -31,12 +33,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from agents.memrec.dataset_features import dataset_features
-from agents.memrec.user_vectors import user_vectors
+from agents.memrec.feature_math import dot_rows, overlap
+from agents.memrec.user_vectors import UserVectors, user_vectors
 from agents.memrec.vector_store import load_vectors, rows_digest, save_vectors
 from tools.memrec.graph import MemoryGraph, user_node
 from world.embeddings import EMBEDDING_DIM
 from world.environment import Environment
-from world.item_vectors import ItemVectors
 from world.vector_memo import embed_batch
 
 CURATION_NEEDS = {"metadata_overlap_score": "categories", "recency_days": "timestamps"}
@@ -44,8 +46,6 @@ CURATION_NEEDS = {"metadata_overlap_score": "categories", "recency_days": "times
 0 for every neighbour (memory_similarity_score, MiniLM over titles and memories, remains); without
 timestamps recency_days compares interaction positions (edge_weight's recency counts items anyway)."""
 SECONDS_PER_DAY = 86400.0
-DOT_BLOCK = 256
-"""Rows per matrix-vector block in `dot_rows` (kept small enough to stay single-threaded)."""
 
 
 @dataclass(frozen=True)
@@ -59,37 +59,9 @@ class NeighbourFeatures:
     index: np.ndarray
     """Environment index of each node (item index or user index)."""
     matrix: np.ndarray
-    """n x 5 features in `FEATURES` order."""
-
-
-def overlap(rows: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    """0.5 * Ruzicka(row, first) + 0.5 * Ruzicka(row, second) for every row (0 where both are empty).
-
-    Ruzicka(a, b) = sum min / sum max, and sum max = sum a + sum b - sum min.
-    """
-    targets = np.stack([first, second])
-    low = np.minimum(rows[:, None, :], targets[None]).sum(axis=2)
-    high = rows.sum(axis=1)[:, None] + targets.sum(axis=1)[None] - low
-    ratio = np.divide(low, high, out=np.zeros_like(low), where=high > 0)
-    return 0.5 * ratio[:, 0] + 0.5 * ratio[:, 1]
-
-
-def dot_rows(matrix: np.ndarray | ItemVectors, vector: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """`matrix[rows] @ vector`, in blocks of `DOT_BLOCK` rows.
-
-    OpenBLAS runs larger matrix-vector products multithreaded, which on a busy machine costs
-    milliseconds instead of microseconds; blocks this small always run on the calling thread.
-    Lazy item vectors are read by the rows asked for only (a slice would embed the rows between).
-    """
-    out = np.empty(len(rows), dtype=np.float64)
-    for start in range(0, len(rows), DOT_BLOCK):
-        block = rows[start : start + DOT_BLOCK]
-        lo, hi = int(block.min()), int(block.max()) + 1
-        if isinstance(matrix, np.ndarray) and hi - lo <= 2 * DOT_BLOCK:  # a dense run: a view, no copy
-            out[start : start + len(block)] = (matrix[lo:hi] @ vector)[block - lo]
-        else:
-            out[start : start + len(block)] = matrix[block] @ vector
-    return out
+    """n x 5 features in `FEATURES` order (NaN: a memory_similarity_score not read yet)."""
+    user_vector: np.ndarray
+    """The target user's memory embedding (what memory_similarity_score compares with)."""
 
 
 class FeatureIndex:
@@ -109,9 +81,9 @@ class FeatureIndex:
         self._seen: dict[object, tuple[object, dict[str, np.ndarray]]] = {}
         self._lock = threading.Lock()
 
-    def _initial_user_vectors(self) -> np.ndarray:
-        """Embeddings of every user's initial (version 0) memory (agents/memrec/user_vectors.py:
-        disk-cached per dataset, shared by every memory file); later versions: `updated_vectors`."""
+    def _initial_user_vectors(self) -> UserVectors:
+        """Embeddings of users' initial (version 0) memories, each embedded when first read
+        (agents/memrec/user_vectors.py, shared by every memory file); later versions: `updated_vectors`."""
         return user_vectors(self.env)
 
     def embed_memories(self, texts: Sequence[str]) -> int:
@@ -227,11 +199,14 @@ def neighbour_features(
     candidates: Sequence[str],
     hops: int = 2,
     visible: Sequence[str] | None = None,
+    user_similarity: bool = True,
 ) -> NeighbourFeatures:
     """The five features of every 1-hop item and (hops=2) 2-hop user of `user_id`.
 
     `visible` (the scenario's visible history) limits the 1-hop items, so scenarios that hide
     part of the history (cold_user, evolving_*) do not leak it through the neighbourhood.
+    `user_similarity=False` leaves the memory_similarity_score of user neighbours with an unchanged
+    memory NaN, to be read for the rows that need it (`read_user_similarity`).
     """
     env, graph = index.env, index.graph
     env.require_user(user_id)
@@ -285,7 +260,7 @@ def neighbour_features(
                 np.abs(anchor - latest[users]) / SECONDS_PER_DAY,
                 shared[users].astype(np.float64),
                 overlap(rows, d_cand, d_user),
-                np.clip(dot_rows(index.user_vectors, uvec, users), 0.0, None),
+                np.full(len(users), np.nan),
             ]
         )
     node_ids = np.concatenate([index.item_nodes[items], index.user_nodes[users]])
@@ -297,7 +272,22 @@ def neighbour_features(
                 matrix[row_of[node], 4] = max(float(vector @ uvec), 0.0)
     is_item = np.zeros(len(node_ids), dtype=bool)
     is_item[: len(items)] = True
-    return NeighbourFeatures(node_ids, is_item, np.concatenate([items, users]).astype(np.int64), matrix)
+    where = np.concatenate([items, users]).astype(np.int64)
+    found = NeighbourFeatures(node_ids, is_item, where, matrix, uvec)
+    if user_similarity:
+        read_user_similarity(index, found, np.flatnonzero(np.isnan(matrix[:, 4])))
+    return found
+
+
+def read_user_similarity(index: FeatureIndex, found: NeighbourFeatures, rows: np.ndarray) -> None:
+    """Fill the memory_similarity_score of the user neighbours at `rows` of `found.matrix` from
+    their initial memories' embeddings (embedded first when not read yet). Each row's cosine is
+    computed on its own (`np.einsum`, no BLAS blocking), so its bits do not depend on which rows
+    are read together."""
+    if len(rows):
+        vectors = index.user_vectors[found.index[rows]]
+        cosine = np.einsum("ij,j->i", vectors, found.user_vector.astype(np.float32))
+        found.matrix[rows, 4] = np.clip(cosine.astype(np.float64), 0.0, None)
 
 
 def recency_profile(

@@ -66,6 +66,7 @@ def neighbourhood_view(
             ctx.memrec_min_users,
             ctx.memrec_min_items,
             visible,
+            reads_per_kept=ctx.memrec_similarity_reads or None,
         )
     else:
         found = empty_curation()

@@ -1,76 +1,100 @@
-"""MiniLM embeddings of every user's initial (version 0) memory: MemRec's one-time per-dataset work.
+"""MiniLM embeddings of users' initial (version 0) memories, embedded only when first read.
 
-On a big catalog this is the slow part of MemRec's setup (50k users: tens of thousands of texts),
-so it is cached on disk per dataset and per memory texts (the digest of all of them). Users whose
-initial memories are the same text share one embedding (on a 50k-user titles-only catalog 7% of
-them: the same length and last three titles), so only the distinct texts are embedded, in parts of
-`PART_USERS` texts, each saved as it is done: a killed run resumes from the last saved part, and
-`on_progress(done, total)` says how far it is (in distinct texts).
+A run reads the memories of the users its rankings look at (the evaluated users, and those of their
+2-hop neighbours that curation cannot rule out without their memory_similarity_score:
+agents/memrec/curation.py), not the whole catalog's: on a 50k-user titles-only catalog embedding
+every memory up front took minutes before the first user. Each text is embedded on its own
+(`world.vector_memo.embed_each`), so a vector depends on the text alone (not on which texts were
+read with it, the concurrency or the process), and is kept in this process and in the shared vector
+store under RECGRAPH_HOME, so the next run, the ablations and `bench --workers` processes find it.
+Users whose memories are the same text share one embedding.
 """
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Callable
-from pathlib import Path
+import threading
+import time
+from typing import Any
 
 import numpy as np
 
 from tools.memrec.graph import initial_user_memories
-from world.embeddings import EMBEDDING_DIM, embed_texts
+from world.embeddings import EMBEDDING_DIM
 from world.environment import Environment
-from world.item_vectors import save_array, text_fingerprint
-from world.paths import dataset_cache
+from world.progress import report
+from world.vector_memo import embed_each
 
-PART_USERS = 2048
-"""Distinct memory texts per saved part of the cache (also MiniLM's calls: one per part)."""
-PART_PREFIX = "unique"
-"""Name of a saved part (`unique-00000.npy`): parts of distinct texts, never read as older
-`part-*.npy` files, which held the parts of every user's text."""
 RESOURCE = "memrec_user_vectors"
 """`Environment.resource` key of the vectors (one copy per dataset, whatever the memory file)."""
+PROGRESS_LABEL = "user-memory vectors"
+"""The progress row's label (distinct memory texts embedded of the dataset's total)."""
 
 
-def cache_path(env: Environment, texts: list[str]) -> Path:
-    """The cache file of these initial memories (its parts live in a folder of the same stem)."""
-    return dataset_cache(env.dataset) / f"memrec_user_memories-{text_fingerprint(texts)}.npy"
+class UserVectors:
+    """Row i is the L2-normalised MiniLM embedding of `env.user_ids[i]`'s initial memory; indexed
+    like the matrix it stands for (`vectors[rows]`, `vectors[row]`), embedding rows on first read."""
+
+    def __init__(self, texts: list[str]) -> None:
+        """Nothing is embedded yet; `texts[i]` is user i's initial memory."""
+        self.texts = texts
+        self.shape = (len(texts), EMBEDDING_DIM)
+        self.dtype = np.dtype(np.float32)
+        self.ndim = 2
+        self._data = np.zeros(self.shape, dtype=np.float32)  # pages are touched only by the rows read
+        self._known = np.zeros(len(texts), dtype=bool)
+        self._distinct = len(set(texts))
+        self._read: set[str] = set()
+        self._lock = threading.Lock()
+        self._reading = threading.Lock()
+        self.seconds = 0.0
+        """Wall seconds spent reading rows (embedding them or finding them in the vector store)."""
+
+    def __len__(self) -> int:
+        """Number of users."""
+        return self.shape[0]
+
+    def cached(self) -> int:
+        """Rows already in this process."""
+        return int(self._known.sum())
+
+    def ready(self, rows: np.ndarray) -> bool:
+        """True when every row of `rows` is in this process (reading them embeds nothing)."""
+        return bool(self._known[rows].all())
+
+    def __getitem__(self, key: Any) -> np.ndarray:
+        """Rows as an array (embedding the missing ones first), indexed like a numpy matrix."""
+        rows = np.atleast_1d(np.arange(self.shape[0])[key if not isinstance(key, tuple) else key[0]])
+        self.ensure(rows)
+        return np.array(self._data[key])
+
+    def ensure(self, rows: np.ndarray) -> None:
+        """Embed (or find in the vector store) every row of `rows` not read yet; thread-safe."""
+        with self._lock:
+            missing = np.unique(np.asarray(rows, dtype=np.int64)[~self._known[rows]])
+        if not len(missing):
+            return
+        with self._reading:  # one read at a time (MiniLM runs one call at a time anyway)
+            with self._lock:
+                missing = missing[~self._known[missing]]  # another thread may have read them meanwhile
+            if not len(missing):
+                return
+            texts = [self.texts[i] for i in missing]
+            started = time.perf_counter()
+            vectors = embed_each(texts)
+            with self._lock:
+                self._data[missing] = vectors
+                self._known[missing] = True
+                self._read.update(texts)
+                self.seconds += time.perf_counter() - started
+                read = len(self._read)
+        # Short of the total (only the rows read are embedded): the harness ends the row with its stage.
+        report(PROGRESS_LABEL, read, self._distinct)
+
+    def texts_read(self) -> int:
+        """Distinct memory texts read so far (embedded, or found in the vector store)."""
+        return len(self._read)
 
 
-def user_vectors(env: Environment, on_progress: Callable[[int, int], None] | None = None) -> np.ndarray:
-    """`initial_user_vectors`, once per process and dataset (progress only when computed now)."""
-    return env.resource(RESOURCE, lambda: initial_user_vectors(env, on_progress))
-
-
-def initial_user_vectors(
-    env: Environment, on_progress: Callable[[int, int], None] | None = None
-) -> np.ndarray:
-    """Row i: the embedding of `env.user_ids[i]`'s initial memory (float32), from the disk cache
-    or computed part by part (see the module docstring)."""
-    texts = initial_user_memories(env)
-    path = cache_path(env, texts)
-    if path.is_file():
-        vectors = np.load(path)
-        if vectors.shape == (len(texts), EMBEDDING_DIM):
-            return np.ascontiguousarray(vectors, dtype=np.float32)
-    distinct = list(dict.fromkeys(texts))
-    parts = path.with_suffix("")
-    parts.mkdir(exist_ok=True)
-    blocks = []
-    for start in range(0, len(distinct), PART_USERS):
-        part = parts / f"{PART_PREFIX}-{start // PART_USERS:05d}.npy"
-        chunk = distinct[start : start + PART_USERS]
-        block = np.load(part) if part.is_file() else None
-        if block is None or block.shape != (len(chunk), EMBEDDING_DIM):
-            block = embed_texts(chunk)
-            save_array(part, block)
-        blocks.append(block)
-        if on_progress:
-            on_progress(start + len(chunk), len(distinct))
-    if blocks:
-        row_of = {text: row for row, text in enumerate(distinct)}
-        vectors = np.vstack(blocks)[[row_of[text] for text in texts]]
-    else:
-        vectors = np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
-    save_array(path, vectors)
-    shutil.rmtree(parts)
-    return np.ascontiguousarray(vectors, dtype=np.float32)
+def user_vectors(env: Environment) -> UserVectors:
+    """The dataset's `UserVectors`, once per process and dataset."""
+    return env.resource(RESOURCE, lambda: UserVectors(initial_user_memories(env)))

@@ -87,6 +87,7 @@ def curate_neighbours(state: MemRecState, config: RunnableConfig) -> dict[str, A
             ctx.memrec_min_users,
             ctx.memrec_min_items,
             state.get("history"),
+            reads_per_kept=ctx.memrec_similarity_reads or None,
         )
     else:
         found = empty_curation()

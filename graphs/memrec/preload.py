@@ -4,10 +4,9 @@ own setup (dataset, candidates, simulator) instead of the Stage W warm-up and th
 
 What its thread loads, each once per process: the MiniLM model, the memory graph's training adjacency
 and the dataset-only feature arrays (shared by every memory file: graphs/memrec/warmup.py's
-per-method graphs find them ready), and the initial user-memory embeddings when the dataset's cache
-holds them (computing them is one-time work with a progress row, left to the `prepare` hook). The
-packages and the Stage W and MemRec graph modules are imported with this module, in the main thread
-(bench/preload.py).
+per-method graphs find them ready), and the users' initial memory texts (their embeddings are read
+only as curation needs them: agents/memrec/user_vectors.py). The packages and the Stage W and
+MemRec graph modules are imported with this module, in the main thread (bench/preload.py).
 """
 
 from __future__ import annotations
@@ -17,10 +16,9 @@ import importlib
 import graphs.memrec.graph
 import graphs.memrec.write  # noqa: F401
 from agents.memrec.dataset_features import dataset_features
-from agents.memrec.user_vectors import cache_path, user_vectors
+from agents.memrec.user_vectors import user_vectors
 from state.memrec.context import MemRecContext
 from tools.memrec.adjacency import shared_adjacency
-from tools.memrec.graph import initial_user_memories
 from world.embeddings import embed_texts, encoder_name
 from world.environment import get_environment
 from world.minilm_onnx import bundled_model_dir, onnx_model_path
@@ -43,5 +41,4 @@ def preload(context: MemRecContext) -> None:
     env = get_environment(context.dataset)
     shared_adjacency(env)
     dataset_features(env)
-    if cache_path(env, initial_user_memories(env)).is_file():
-        user_vectors(env)
+    user_vectors(env)

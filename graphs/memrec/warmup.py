@@ -157,19 +157,9 @@ def warmup_usage(log: ResultsLog, users: Sequence[str]) -> dict[str, Any]:
     return totals
 
 
-def embed_user_memories(env: Environment, request: PrepareRequest) -> None:
-    """The dataset's initial user-memory embeddings (one-time, disk-cached work), with progress
-    reported as "<method> · embedding user memories" when they are computed now."""
-    progress = request.on_progress
-    label = f"{request.method} · embedding user memories"
-    user_vectors(env, (lambda done, total: progress(label, done, total)) if progress else None)
-
-
 def read_only(request: PrepareRequest) -> Prepared:
     """`prepare` hook of MemRec methods without Stage W: their own memory graph, never written."""
-    ctx = memory_context(request.context, request.work_dir, request.method)
-    embed_user_memories(get_environment(ctx.dataset), request)
-    return Prepared(ctx)
+    return Prepared(memory_context(request.context, request.work_dir, request.method))
 
 
 def with_stage_w(request: PrepareRequest) -> Prepared:
@@ -189,7 +179,8 @@ def with_stage_w(request: PrepareRequest) -> Prepared:
     metrics: dict[str, Any] = {}
     if any(user not in request.ranked for user in users):
         preload_embedder()
-        embed_user_memories(env, request)
+        vectors = user_vectors(env)  # Stage W's curations read the memories they need (embedded now)
+        read_before, seconds_before = vectors.texts_read(), vectors.seconds
         index = feature_index(env, ctx.memrec_memory)
         elsewhere = applied_elsewhere(env, ctx, users, request.scenario)
         if elsewhere:
@@ -230,4 +221,8 @@ def with_stage_w(request: PrepareRequest) -> Prepared:
         rows = [row for user in warm if user in records for row in records[user]["usage"]]
         clock.warmed(time.perf_counter() - started, median_call_seconds(rows), ahead)
         metrics["whole_run"] = clock.figures
+        metrics["stage_w_user_memories_read"] = {
+            "texts": vectors.texts_read() - read_before,
+            "seconds": round(vectors.seconds - seconds_before, 3),
+        }
     return Prepared(ctx, {"stage_w": warmup_usage(log, users), **metrics})

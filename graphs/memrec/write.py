@@ -123,7 +123,16 @@ def _select(state: WriteState, config: RunnableConfig) -> dict[str, Any]:
     index = feature_index(env, ctx.memrec_memory)
     user, item, fanout = state["user_id"], state["item_id"], max(0, ctx.memrec_fanout_cap)
     floor_users, floor_items = min(ctx.memrec_min_users, fanout // 2), min(ctx.memrec_min_items, fanout // 2)
-    found = curate(index, resolve_rule_set(ctx, env), user, [item], fanout + 1, floor_users, floor_items)
+    found = curate(
+        index,
+        resolve_rule_set(ctx, env),
+        user,
+        [item],
+        fanout + 1,
+        floor_users,
+        floor_items,
+        reads_per_kept=ctx.memrec_similarity_reads or None,
+    )
     offered = [node for node in found.node_ids if node != item_node(item)][:fanout]
     memories = index.graph.memories([user_node(user), item_node(item), *offered])
     note = f"offered {len(offered)} of {found.pool} neighbours to LM_Mem"

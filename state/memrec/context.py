@@ -23,6 +23,14 @@ class MemRecContext(Context):
     memrec_k: int = field(
         default=16, metadata={"description": "MemRec: curated neighbours k (users + items)."}
     )
+    memrec_similarity_reads: int = field(
+        default=4,
+        metadata={
+            "description": "MemRec curation: user memories read (embedded) per neighbour kept, the "
+            "best upper bounds first (agents/memrec/similarity_reads.py); 0 reads every one that could "
+            "rank (exact, slow on big title-only catalogs)."
+        },
+    )
     memrec_min_users: int = field(
         default=4, metadata={"description": "MemRec: user neighbours kept whatever their score (floor)."}
     )

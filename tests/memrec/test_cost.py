@@ -20,7 +20,6 @@ from graphs.memrec.whole_run import ranked, ranking_depth
 from state.memrec.context import MemRecContext
 from state.memrec.schemas import CandidateScores
 from tests.fakes import SchemaRoutedModel, install
-from tools.memrec.graph import user_memory
 from world.embeddings import embed_texts
 from world.environment import get_environment
 from world.results_log import ResultsLog
@@ -90,42 +89,9 @@ def test_whole_run_figures_follow_the_ranked_users(tiny_dataset_dir: Path, tmp_p
     assert "users" not in whole
     assert ranked({}, {}, ctx) == {} and ranked({}, {}, ctx) == {}
     assert whole["users"] == 2 and whole["seconds"] >= whole["warmup_seconds"]
-    assert whole["users_per_s"] == pytest.approx(2 / whole["seconds"], rel=0.01)
+    rounding = 0.0005 / whole["seconds"]  # seconds are rounded to the millisecond
+    assert whole["users_per_s"] == pytest.approx(2 / whole["seconds"], rel=0.01 + rounding)
     assert whole["ideal_users_per_s"] is None and whole["efficiency"] is None  # heuristic: 0 LLM rounds
     assert ranking_depth(ctx) == 0
     assert ranking_depth(replace(ctx, llm="sim")) == 2
     assert ranking_depth(replace(ctx, llm="sim", memrec_ranker="vector")) == 1
-
-
-def test_user_memory_embeddings_resume_by_part_and_report_progress(
-    tiny_dataset_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The one-time per-dataset embedding saves each part as it is done: a run killed halfway
-    resumes with the missing parts only; a later run reads the cache and embeds nothing."""
-    from agents.memrec import user_vectors as module
-
-    env = get_environment(str(tiny_dataset_dir))
-    monkeypatch.setattr(module, "PART_USERS", 1)
-    calls: list[list[str]] = []
-
-    def failing(texts: list[str]) -> np.ndarray:
-        calls.append(list(texts))
-        if len(calls) == 3:
-            raise RuntimeError("killed")
-        return embed_texts(texts)
-
-    monkeypatch.setattr(module, "embed_texts", failing)
-    with pytest.raises(RuntimeError, match="killed"):
-        module.initial_user_vectors(env)
-    calls.clear()
-    monkeypatch.setattr(module, "embed_texts", lambda texts: calls.append(list(texts)) or embed_texts(texts))
-    progress: list[tuple[int, int]] = []
-    vectors = module.initial_user_vectors(env, lambda done, total: progress.append((done, total)))
-    texts = [user_memory(env, u) for u in env.user_ids]
-    assert calls == [[texts[2]], [texts[3]]]  # parts 0 and 1 were saved before the failure
-    assert progress == [(1, 4), (2, 4), (3, 4), (4, 4)]
-    assert vectors.shape == (4, 384) and np.allclose(vectors, embed_texts(texts), atol=1e-5)
-    path = module.cache_path(env, texts)
-    assert path.is_file() and not path.with_suffix("").exists()
-    calls.clear()
-    assert np.array_equal(module.initial_user_vectors(env), vectors) and calls == []

@@ -1,49 +1,38 @@
-"""MemRec's initial user vectors: one embedding per distinct memory text, mapped back to every user."""
+"""MemRec's initial user vectors: embedded when first read, each text on its own, shared by users
+with the same memory, and found again (not encoded) by the next process."""
 
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from agents.memrec.user_vectors import UserVectors
+from world import vector_memo
 from world.embeddings import embed_texts
-from world.environment import get_environment
 
 
-def test_users_with_the_same_memory_share_one_embedding(
-    tiny_dataset_dir: Path, monkeypatch: pytest.MonkeyPatch
+def test_rows_are_embedded_when_first_read_each_text_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agents.memrec import user_vectors as module
-
-    env = get_environment(str(tiny_dataset_dir))
-    assert len(env.user_ids) == 4
-    texts = ["History of 2 items. Most recent: \"A\".", "No training interactions yet."] * 2
-    monkeypatch.setattr(module, "initial_user_memories", lambda _env: texts)
-    monkeypatch.setattr(module, "PART_USERS", 1)
-    calls: list[list[str]] = []
-    monkeypatch.setattr(module, "embed_texts", lambda chunk: calls.append(list(chunk)) or embed_texts(chunk))
-    progress: list[tuple[int, int]] = []
-    vectors = module.initial_user_vectors(env, lambda done, total: progress.append((done, total)))
-    assert calls == [[texts[0]], [texts[1]]]
-    assert progress == [(1, 2), (2, 2)]
-    assert vectors.shape == (4, 384) and vectors.dtype == np.float32
-    assert np.array_equal(vectors[0], vectors[2]) and np.array_equal(vectors[1], vectors[3])
-    assert np.allclose(vectors, embed_texts(texts), atol=1e-5)
-    assert np.array_equal(np.load(module.cache_path(env, texts)), vectors)
-
-
-def test_parts_of_the_old_per_user_layout_are_not_read(
-    tiny_dataset_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A part file left by the per-user layout has the shape of a distinct-text part but other rows."""
-    from agents.memrec import user_vectors as module
-
-    env = get_environment(str(tiny_dataset_dir))
-    texts = [f"memory {i}" for i in range(4)]
-    monkeypatch.setattr(module, "initial_user_memories", lambda _env: texts)
-    monkeypatch.setattr(module, "PART_USERS", 4)
-    parts = module.cache_path(env, texts).with_suffix("")
-    parts.mkdir(parents=True)
-    np.save(parts / "part-00000.npy", np.zeros((4, 384), dtype=np.float32))
-    vectors = module.initial_user_vectors(env)
-    assert np.allclose(vectors, embed_texts(texts), atol=1e-5)
-    assert not parts.exists()
+    monkeypatch.setenv("RECGRAPH_HOME", str(tmp_path / "home"))
+    vector_memo.forget_memo()
+    texts = ['History of 2 items. Most recent: "A"; "B".', "No training interactions yet."] * 2 + ["Other."]
+    encoded: list[list[str]] = []
+    real = vector_memo.embed_alone
+    monkeypatch.setattr(vector_memo, "embed_alone", lambda batch: encoded.append(list(batch)) or real(batch))
+    vectors = UserVectors(texts)
+    assert vectors.shape == (5, 384) and vectors.cached() == 0 and encoded == []
+    first = vectors[np.array([0, 4])]
+    assert encoded == [[texts[0], texts[4]]] and vectors.cached() == 2
+    assert vectors.ready(np.array([0, 4])) and not vectors.ready(np.array([1]))
+    # Each text's vector is its own encoding, whatever was read with it.
+    assert np.array_equal(first, np.vstack([embed_texts([texts[0]]), embed_texts([texts[4]])]))
+    assert np.array_equal(vectors[2], first[0]) and len(encoded) == 1  # the same text: no encoding
+    assert np.array_equal(vectors[[0, 2]], np.stack([first[0], first[0]])) and len(encoded) == 1
+    vectors[1]
+    assert encoded[1:] == [[texts[1]]]
+    vector_memo.forget_memo()  # the next process: found in the shared store under RECGRAPH_HOME
+    again = UserVectors(texts)
+    assert np.array_equal(again[np.array([4, 0, 1])], np.stack([first[1], first[0], vectors[1]]))
+    assert len(encoded) == 2
+    vector_memo.forget_memo()
