@@ -205,7 +205,10 @@ def test_a_method_needing_trained_state_refuses_in_one_line_on_a_cold_cache(
     assert result["__error__"]["error"] == "MissingCheckpoint"
     message = result["__error__"]["message"]
     assert message.startswith(f"no learned planner checkpoint for {server.dataset} (classic): train one with")
-    assert "recgraph chainrec train --dataset" in message and "\n" not in message
+    train = (
+        "recgraph bench --methods router_learned" if name.startswith("router") else "recgraph chainrec train"
+    )
+    assert f"{train} --dataset" in message and "\n" not in message
 
 
 def test_a_studio_run_is_found_by_the_readme_s_filters(

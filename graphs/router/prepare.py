@@ -4,9 +4,9 @@ warm-up; AMEM4Rec's: its trained pool) on the router's context and composing the
 return (RouterContext inherits both methods' knobs, so `memrec_memory` and `amem4rec_pool` land on
 it). Only the method tools of the run's catalog count: `router_no_method_tools` prepares nothing.
 
-`router_learned` uses the same hook; training the learned planner over the router's catalog is the
-step to add after the prerequisites (`LEARNED_TRAINING`), once the offline pipeline plans over a
-catalog.
+`router_learned` and `router_learned_no_cost` use the same hook: after the prerequisites
+(`LEARNED_TRAINING`) they find or train the planner checkpoint over the router's catalog
+(graphs/router/learned.py) and rank with it; metrics.json gets `planner_training`.
 """
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ from graphs.registry import METHODS, resolve
 from state.chainrec.context import ChainRecContext
 
 LEARNED_TRAINING = "router_learned: train the planner over the router's catalog after the prerequisites"
-"""The hook point `router_learned` still lacks (see the module docstring); until then it refuses
-without a checkpoint, as `chainrec_learned` does outside bench."""
+"""The step the learned planners add after the prerequisites (graphs/router/learned.py)."""
 
 
 def prerequisites(context: ChainRecContext) -> list[str]:
@@ -31,14 +30,26 @@ def prerequisites(context: ChainRecContext) -> list[str]:
 
 
 def prepare_for_bench(request: PrepareRequest) -> Prepared:
-    """Run each prerequisite's own `prepare` hook on the router's context (files named after this
-    router method) and return the composed context; metrics.json gets each one's figures under
-    `prerequisites`."""
+    """Run each prerequisite's own `prepare` hook on the router's context, as that method (its files
+    are the prerequisite method's own: `<out>/memrec_memory/memrec.sqlite`, AMEM4Rec's pool keyed by
+    its config), and return the composed context; metrics.json gets each one's figures under
+    `prerequisites`.
+
+    Shared on purpose: MemRec's ranking graph never writes its memory (Stage W runs in its prepare)
+    and a trained pool is only read, so every router variant and the prerequisite methods of one
+    run read the same memory and pool, built once, instead of one Stage W and one pool training per
+    variant (minutes each)."""
     context = request.context
     figures: dict[str, Any] = {}
     for method in prerequisites(context):  # type: ignore[arg-type]
         hook = resolve(METHODS[method].prepare)
-        done: Prepared = hook(replace(request, context=context))
+        done: Prepared = hook(replace(request, method=method, context=context))
         context = done.context
         figures[method] = done.metrics
-    return Prepared(context, {"prerequisites": figures} if figures else {})
+    metrics: dict[str, Any] = {"prerequisites": figures} if figures else {}
+    if context.chainrec_planner == "learned":  # type: ignore[attr-defined]
+        from graphs.router.learned import train_for_bench  # torch and the offline stage: on demand
+
+        trained = train_for_bench(request, context)  # type: ignore[arg-type]
+        context, metrics = trained.context, {**metrics, **trained.metrics}
+    return Prepared(context, metrics)

@@ -16,8 +16,8 @@ ALL_TOOLS = 12
 PREPARE = "graphs.router.prepare:prepare_for_bench"
 """Runs the method tools' prerequisites (MemRec's memory graph, AMEM4Rec's pool) before ranking."""
 TRAINED_PLANNER = (
-    "a learned planner checkpoint over the router's catalog (the offline pipeline does not train one "
-    "for the router yet: graphs/router/prepare.py LEARNED_TRAINING)"
+    "a learned planner checkpoint over the router's catalog (this method's bench prepare trains one: "
+    "graphs/router/learned.py)"
 )
 """What `router_learned` and `router_learned_no_cost` need before they can rank."""
 

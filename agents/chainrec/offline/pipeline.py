@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from agents.chainrec.offline.policy_store import write_checkpoint
 from agents.chainrec.offline.policy_train import TrainConfig, train_policy
 from agents.chainrec.offline.training_tasks import TrajectoryConfig
 from agents.chainrec.offline.trajectories import TrajectoryRun, existing_run, generate, read_rows
+from agents.chainrec.online.planning import Planner
 from agents.chainrec.online.policy import FORMAT_VERSION, ActionSpace, checkpoint_root, mark_latest
 from world.environment import get_environment
 
@@ -66,6 +67,18 @@ def make_trajectories(
     return generate(env, ctx, config, folder, hook)
 
 
+@dataclass(frozen=True)
+class HeldOut:
+    """How another catalog's checkpoint is evaluated and what it records (ChainRec's: the defaults)."""
+
+    rule: Planner | None = None
+    """The catalog's rule planner (None: ChainRec's over its catalog, no rule row over another)."""
+    fixed_steps: int | None = None
+    """Tools of the `fixed` row (None: `max_steps`)."""
+    notes: dict[str, Any] = field(default_factory=dict)
+    """Fields added to config.json and evaluation.json (e.g. `masked_tools`)."""
+
+
 @dataclass
 class Trained:
     """What `ensure_checkpoint` did."""
@@ -90,18 +103,26 @@ def train_checkpoint(
     sft_only: bool = False,
     on_progress: Progress | None = None,
     space: ActionSpace | None = None,
+    held_out: HeldOut | None = None,
 ) -> Trained:
     """Train on `run`'s rows over `space`'s actions (default ChainRec's catalog), compare planners
-    on the held-out tasks, write the checkpoint."""
+    on the held-out tasks (`held_out`: another catalog's rule planner, fixed-chain length and notes
+    recorded in config.json and evaluation.json), write the checkpoint."""
     space = space or ActionSpace.default()
+    held_out = held_out or HeldOut()
     rows = read_rows(run.path)
     result = train_policy(rows, config.max_steps, config.lam, train, sft_only, on_progress, space)
     weights = {"sft": result.sft, **({"learned": result.dpo} if result.dpo is not None else {})}
+    split = result.split
     evaluation = compare_planners(
-        rows, result.split["train"], result.split["heldout"], weights, config.max_steps, config.lam, space
-    )
+        rows, split["train"], split["heldout"], weights, config.max_steps, config.lam, space,
+        held_out.rule, held_out.fixed_steps,
+    )  # fmt: skip
     evaluation["curves_last"] = {stage: points[-1] for stage, points in result.curves.items() if points}
-    write_checkpoint(folder, config.as_dict(), train.as_dict(), result, evaluation, str(run.path), space)
+    evaluation.update(held_out.notes)
+    write_checkpoint(
+        folder, config.as_dict(), train.as_dict(), result, evaluation, str(run.path), space, held_out.notes
+    )
     mark_latest(folder.parent, config.scenario, folder)
     return Trained(folder, False, run, evaluation, result.data)
 

@@ -24,6 +24,7 @@ from agents.chainrec.offline.rollout import (
     roll_out,
 )
 from agents.chainrec.online.planners import RulePlanner
+from agents.chainrec.online.planning import Planner
 from agents.chainrec.online.policy import ActionSpace, PolicyWeights
 
 
@@ -31,20 +32,44 @@ def best_fixed_chain(rows: Sequence[dict[str, Any]], lam: float) -> str:
     """The chain (tool names joined by '>') with the highest mean reward over `rows`, among the chains
     the rows can score most often (all of them when the chains were enumerated; a sampled row scores a
     chain it did not run when the ranking of its tool set was recorded). Ties: fewer steps, then name."""
-    names = {">".join(chain_actions(row["tools"], code)[:-1]) for row in rows for code, _, _ in row["chains"]}
-    maps = [{code: float(value) for code, _, value in row["chains"]} for row in rows]
+    tables = [_RowRewards(row, lam) for row in rows]
+    names = set().union(*(table.scored for table in tables))
     scored: dict[str, list[float]] = {}
     for name in names:
         tools = name.split(">")
-        values = [
-            reward_of(row, tools, lam, table)
-            for row, table in zip(rows, maps, strict=True)
-            if set(tools) <= set(row["tools"])
-        ]
+        wanted = frozenset(tools)
+        values = [table.value(name, tools, wanted) for table in tables if wanted <= table.own]
         scored[name] = [v for v in values if v is not None]
     most = max(len(values) for values in scored.values())
     complete = {name: values for name, values in scored.items() if len(values) == most}
     return min(complete, key=lambda n: (-float(np.mean(complete[n])), n.count(">"), n))
+
+
+class _RowRewards:
+    """`reward_of` of one row for many chains: a scored chain's reward by name and, when the row's
+    tokens do not depend on the order (keyed by tool), an unscored chain's reward once per tool set
+    (the same value `reward_of` gives every order of the set)."""
+
+    def __init__(self, row: dict[str, Any], lam: float) -> None:
+        """`row`: a trajectory row; `lam`: λ of R(τ)."""
+        self.row, self.lam = row, lam
+        self.own = frozenset(row["tools"])
+        self.codes = {code: float(value) for code, _, value in row["chains"]}
+        self.scored = {
+            ">".join(chain_actions(row["tools"], code)[:-1]): value for code, value in self.codes.items()
+        }
+        self.order_free = not any(">" in key for key in row.get("tool_tokens", {}))
+        self.by_set: dict[frozenset[str], float | None] = {}
+
+    def value(self, name: str, tools: list[str], wanted: frozenset[str]) -> float | None:
+        """R(τ) of the chain `tools` (named `name`, tool set `wanted`) in this row, None when unknown."""
+        if name in self.scored:
+            return self.scored[name]
+        if not self.order_free:
+            return reward_of(self.row, tools, self.lam, self.codes)
+        if wanted not in self.by_set:
+            self.by_set[wanted] = reward_of(self.row, tools, self.lam, self.codes)
+        return self.by_set[wanted]
 
 
 def _summary(rows: Sequence[dict[str, Any]], chains: Sequence[Sequence[str]], lam: float) -> dict[str, float]:
@@ -74,9 +99,12 @@ def compare_planners(
     max_steps: int,
     lam: float,
     space: ActionSpace | None = None,
+    rule: Planner | None = None,
+    fixed_steps: int | None = None,
 ) -> dict[str, Any]:
-    """Held-out reward / AvgHR / steps / tokens per planner, and the best fixed chain's name (the
-    rule planner only over ChainRec's own catalog)."""
+    """Held-out reward / AvgHR / steps / tokens per planner, and the best fixed chain's name. The
+    rule planner: ChainRec's over its own catalog, `rule` over another (none given: no rule row);
+    `fixed` runs the first `fixed_steps` recorded tools (default `max_steps`)."""
     space = space or ActionSpace.default()
     by_user = {row["user_id"]: row for row in rows}
     held = [by_user[u] for u in heldout_users]
@@ -84,12 +112,12 @@ def compare_planners(
     fixed_tools = chosen.split(">")
     table = StateTable(max_steps, space)
     chains: dict[str, list[list[str]]] = {
-        "fixed": [list(row["tools"][:max_steps]) for row in held],
+        "fixed": [list(row["tools"][: fixed_steps or max_steps]) for row in held],
         "best_fixed": [[t for t in fixed_tools if t in row["tools"]] for row in held],
     }
-    if space == ActionSpace.default():
-        decide = planner_decide(RulePlanner(), max_steps)
-        chains["rule"] = [roll_out(row, decide, max_steps) for row in held]
+    if space == ActionSpace.default() or rule is not None:
+        decide = planner_decide(rule or RulePlanner(), max_steps, space)
+        chains["rule"] = [roll_out(row, decide, max_steps, space) for row in held]
     for name, found in weights.items():
         chains[name] = [greedy_chain(row, found, max_steps, table, i) for i, row in enumerate(held)]
     chains["oracle"] = [chain_actions(row["tools"], best_chain(row)[0])[:-1] for row in held]

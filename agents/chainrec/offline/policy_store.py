@@ -51,9 +51,11 @@ def write_checkpoint(
     evaluation: dict[str, Any],
     trajectories: str,
     space: ActionSpace | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> Path:
     """Write the checkpoint to `folder` (built beside it, then moved into place); `config.json`
-    names the actions (the output units) and the used-tool features of `space`'s catalog."""
+    names the actions (the output units) and the used-tool features of `space`'s catalog, plus
+    `extra`'s fields (e.g. the tools a library's trajectories masked, with why)."""
     space = space or ActionSpace.default()
     partial = folder.with_name(folder.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
@@ -71,6 +73,7 @@ def write_checkpoint(
         "features": [*feature_names(space.tools), "memory_embedding[384]"],
         "data": result.data,
         "split": result.split,
+        **(extra or {}),
     }
     (partial / "curves.json").write_text(json.dumps(result.curves, indent=1), encoding="utf-8")
     (partial / "evaluation.json").write_text(json.dumps(evaluation, indent=1), encoding="utf-8")

@@ -48,10 +48,13 @@ def greedy_chain(
     return roll_out(row, decide, max_steps, table.space)
 
 
-def row_view(row: dict[str, Any], used: Sequence[str], max_steps: int) -> PlanView:
-    """What an online planner would see on this task after `used` ran (recorded memory)."""
+def row_view(
+    row: dict[str, Any], used: Sequence[str], max_steps: int, space: ActionSpace | None = None
+) -> PlanView:
+    """What an online planner would see on this task after `used` ran (recorded memory; the mask
+    over `space`'s catalog, default ChainRec's)."""
     domain = row["facts"]["domain"]
-    mask, notes = row_mask(row, used, max_steps)
+    mask, notes = row_mask(row, used, max_steps, space)
     task = row["task"]
     memory = tuple(memory_at(row, list(used)))
     return PlanView(
@@ -59,11 +62,11 @@ def row_view(row: dict[str, Any], used: Sequence[str], max_steps: int) -> PlanVi
     )
 
 
-def planner_decide(planner: Planner, max_steps: int) -> Decide:
-    """A model-free online planner as a decision rule over recorded memory."""
+def planner_decide(planner: Planner, max_steps: int, space: ActionSpace | None = None) -> Decide:
+    """A model-free online planner as a decision rule over recorded memory (over `space`)."""
 
     def decide(row: dict[str, Any], used: tuple[str, ...]) -> str:
-        return planner.decide(row_view(row, used, max_steps)).action
+        return planner.decide(row_view(row, used, max_steps, space)).action
 
     return decide
 
@@ -92,12 +95,13 @@ def reward_of(
     tools: Sequence[str],
     lam: float,
     scored: dict[str, float] | None = None,
-    cost_lam: float = 0.0,
+    cost_lam: float | None = None,
 ) -> float | None:
     """R(τ) of the chain `tools` on this task: the row's score, or (a sampled row without it) from
     the ranking of its tool set when recorded; None when unknown. A chain with no tool is
     CandidateRank on an empty memory, which the mask forbids: None. `scored`: the row's code ->
-    reward map, when the caller looks up many chains."""
+    reward map, when the caller looks up many chains; `cost_lam`: default the row's own (`cost_lam`
+    in rows of a library whose tools differ in cost, else 0)."""
     if not tools:
         return None
     code = chain_code(row["tools"], tools)
@@ -112,4 +116,5 @@ def reward_of(
     ranking = row["rankings"].get(key)
     if not ranking:
         return None
-    return reward(ranking["avg_hr"], len(tools), lam, chain_tokens(row, tools), cost_lam)
+    cost = float(row.get("cost_lam", 0.0)) if cost_lam is None else cost_lam
+    return reward(ranking["avg_hr"], len(tools), lam, chain_tokens(row, tools), cost)

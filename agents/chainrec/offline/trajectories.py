@@ -18,7 +18,9 @@ as the dot-joined indices of its tools in this list, e.g. "0.4.5" = tools[0], to
 then CandidateRank), `tool_outputs` (memory entries by tool, or by "prefix>tool" with an LLM),
 `tool_tokens` (model tokens per `tool_outputs` key), `rankings` (code -> the ranking and its
 AvgHR@{1,3,5}; a tool set's code lists indices ascending),
-`chains` ([code, ranking code, reward] each) and `enumerated` (all chains, or a sample).
+`chains` ([code, ranking code, reward] each) and `enumerated` (all chains, or a sample). The tools
+are ChainRec's unless a `RowLibrary` (row_library.py) names another catalog; such rows also carry
+`cost_lam` (R(τ)'s token weight, read back by rollout.reward_of) and `masked_tools` (left out, why).
 
 Rows go to a durable JSONL (world.results_log: a protocol header on every row, fsynced appends, a
 half-written last line dropped), so an interrupted run resumes at the next task.
@@ -35,16 +37,15 @@ import numpy as np
 
 from agents.backends import model_label
 from agents.base import AgentResult, run_agent
-from agents.chainrec.offline.chains import chain_code, chains_for, feasible_tools
+from agents.chainrec.offline.chains import chain_code, chains_for
 from agents.chainrec.offline.reward import avg_hr, reward
+from agents.chainrec.offline.row_library import CHAINREC_ROWS, RowLibrary
 from agents.chainrec.offline.training_env import training_environment
 from agents.chainrec.offline.training_tasks import Task, TrajectoryConfig, training_tasks
 from agents.chainrec.online.candidate_rank import rank_call
-from agents.chainrec.online.catalog import BY_NAME
 from agents.chainrec.online.features import task_facts
 from agents.chainrec.online.fusion import fuse
 from agents.chainrec.online.item_tools import fetch_items
-from agents.chainrec.online.library import LIBRARY
 from agents.chainrec.online.tool_agent import Episode, memory_entry, tool_task
 from agents.usage import AgentUsage
 from state.chainrec.context import ChainRecContext
@@ -71,9 +72,18 @@ def _answer(task: Any, needed: bool, ctx: ChainRecContext, agent: str) -> AgentR
 class TaskRunner:
     """Runs the tools and CandidateRank of one task, each answer computed once and reused."""
 
-    def __init__(self, scope: EpisodeScope, task: Task, ctx: ChainRecContext, tools: Sequence[str]) -> None:
-        """`ctx`: the run's knobs (backend, budgets, fusion weights); `tools`: the feasible ones."""
+    def __init__(
+        self,
+        scope: EpisodeScope,
+        task: Task,
+        ctx: ChainRecContext,
+        tools: Sequence[str],
+        library: RowLibrary = CHAINREC_ROWS,
+    ) -> None:
+        """`ctx`: the run's knobs (backend, budgets, fusion weights); `tools`: the feasible ones;
+        `library`: their specs, fetch functions and recorded tokens (default ChainRec's)."""
         self.scope, self.task, self.ctx, self.tools = scope, task, ctx, list(tools)
+        self.library = library
         self.by_prefix = backend_for(ctx, "rec") != "heuristic"
         self.outputs: dict[str, MemoryEntry] = {}
         self.tokens: dict[str, int] = {}
@@ -86,7 +96,7 @@ class TaskRunner:
 
     def tool_key(self, prefix: Sequence[str], tool: str) -> str:
         """Cache key of a tool's answer: the tool, or with an LLM for item tools the prefix too."""
-        if self.by_prefix and BY_NAME[tool].side == "item":
+        if self.by_prefix and self.library.spec(tool).side == "item":
             return ">".join([*prefix, tool])
         return tool
 
@@ -95,12 +105,14 @@ class TaskRunner:
         key = self.tool_key(prefix, tool)
         if key not in self.outputs:
             memory = self.memory(prefix)
-            spec = BY_NAME[tool]
+            spec = self.library.spec(tool)
             episode = self.episode(memory)
-            fetched = LIBRARY[tool](episode)
+            fetched = self.library.library[tool](episode)
             result = _answer(tool_task(spec, fetched, episode), fetched.needed, self.ctx, spec.node)
             self.outputs[key] = memory_entry(spec, result, fetched, 0)
-            self.tokens[key] = result.usage.input_tokens + result.usage.output_tokens
+            planned = self.library.planned_tokens
+            spent = result.usage.input_tokens + result.usage.output_tokens
+            self.tokens[key] = planned[tool] if planned is not None else spent
         return self.outputs[key]
 
     def chain_tokens(self, chain: Sequence[str]) -> int:
@@ -133,21 +145,30 @@ class TaskRunner:
 
 
 def run_task(
-    train: Environment, task: Task, ctx: ChainRecContext, config: TrajectoryConfig
+    train: Environment,
+    task: Task,
+    ctx: ChainRecContext,
+    config: TrajectoryConfig,
+    library: RowLibrary = CHAINREC_ROWS,
 ) -> dict[str, Any]:
-    """One task's row: the task, its facts, every tool output, the rankings and the scored chains."""
+    """One task's row: the task, its facts, every tool output, the rankings and the scored chains
+    (`library`: the tools run; another library's rows also carry `cost_lam` and `masked_tools`)."""
     scope = EpisodeScope(train, task.user_id, config.scenario)
     domain = dict(corpus_of(train).domain)
-    tools = feasible_tools(domain)
+    tools = library.tools(domain)
     chains, complete = chains_for(task, tools, config)
-    runner = TaskRunner(scope, task, replace(ctx, chainrec_max_steps=config.max_steps), tools)
+    runner = TaskRunner(scope, task, replace(ctx, chainrec_max_steps=config.max_steps), tools, library)
+    if library.rank_all:
+        runner.rank(tools)
     scored = []
     for chain in chains:
         key = runner.rank(chain)
         quality = runner.rankings[key]["avg_hr"]
         value = reward(quality, len(chain), config.lam, runner.chain_tokens(chain), config.cost_lam)
         scored.append([chain_code(tools, chain), key, round(value, 6)])
+    extras = {} if library.default else {"cost_lam": config.cost_lam, "masked_tools": dict(library.masked)}
     return {
+        **extras,
         "method": ROW_METHOD,
         "user_id": task.user_id,
         "task": {
@@ -186,8 +207,10 @@ def generate(
     config: TrajectoryConfig,
     folder: Path,
     on_progress: Callable[[int, int], None] | None = None,
+    library: RowLibrary = CHAINREC_ROWS,
 ) -> TrajectoryRun:
-    """Write (or complete) `folder/trajectories.jsonl` for `config`'s training tasks."""
+    """Write (or complete) `folder/trajectories.jsonl` for `config`'s training tasks with
+    `library`'s tools (default ChainRec's)."""
     folder.mkdir(parents=True, exist_ok=True)
     train = training_environment(full)
     tasks = training_tasks(train, full, config)
@@ -197,7 +220,7 @@ def generate(
     new = 0
     for index, task in enumerate(tasks):
         if task.user_id not in done:
-            log.append(run_task(train, task, ctx, config))
+            log.append(run_task(train, task, ctx, config, library))
             new += 1
         if on_progress:
             on_progress(index + 1, len(tasks))

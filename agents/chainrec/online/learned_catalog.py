@@ -1,13 +1,56 @@
 """The learned planner over a catalog other than ChainRec's (the router's): it plans only with a
 checkpoint trained over that catalog (its config.json's `actions` are the catalog's), and refuses in
-one line otherwise, never planning with a checkpoint of another library behind its name."""
+one line otherwise, never planning with a checkpoint of another library behind its name.
+
+Such checkpoints live apart from ChainRec's (`catalog_root`: one folder per catalog in the dataset's
+cache, with its own `latest.json`), so the two never collide; a bench run names its checkpoint in
+`chainrec_checkpoint`, Studio finds the newest of the catalog's folder. A tool the checkpoint's
+trajectories masked (config.json `masked_tools`: e.g. PatternMemories without a training-world pool)
+was never learned, so the planner never picks it.
+"""
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import replace
+from pathlib import Path
+
 from agents.chainrec.online.catalog import Catalog
 from agents.chainrec.online.learned_planner import LearnedPlanner, MissingCheckpoint
-from agents.chainrec.online.policy import ACTIONS, Checkpoint
+from agents.chainrec.online.planning import PlanView
+from agents.chainrec.online.policy import (
+    ACTIONS,
+    Checkpoint,
+    checkpoint_root,
+    find_checkpoint,
+    load_checkpoint,
+    read_latest,
+)
 from state.chainrec.context import ChainRecContext
+from state.chainrec.schemas import PlannerChoice
+
+_roots: dict[tuple[str, str, str], Path] = {}
+
+
+def catalog_root(dataset_spec: str, catalog: Catalog) -> Path:
+    """Where checkpoints over `catalog` live: beside ChainRec's, named by the catalog's size and a
+    digest of its actions."""
+    actions = [spec.name for spec in catalog]
+    key = hashlib.sha256("\x1e".join(actions).encode()).hexdigest()[:8]
+    return checkpoint_root(dataset_spec).parent / f"catalog_planner-{len(actions)}-{key}"
+
+
+def find_catalog_checkpoint(dataset_spec: str, scenario: str, catalog: Catalog) -> Path | None:
+    """The newest checkpoint over `catalog` for the dataset and scenario (None: none trained; a found
+    one is remembered for the process)."""
+    key = (dataset_spec, scenario, "\x1e".join(spec.name for spec in catalog))
+    if key not in _roots:
+        root = catalog_root(dataset_spec, catalog)
+        name = read_latest(root).get(scenario) if root.is_dir() else None
+        if not name or not (root / name / "config.json").is_file():
+            return None
+        _roots[key] = root / name
+    return _roots[key]
 
 
 class CatalogLearnedPlanner(LearnedPlanner):
@@ -19,8 +62,23 @@ class CatalogLearnedPlanner(LearnedPlanner):
         self.catalog = catalog
 
     def checkpoint(self, scenario: str) -> Checkpoint:
-        """The checkpoint this decision uses; `MissingCheckpoint` when there is none over the catalog."""
-        found = super().checkpoint(scenario)
+        """The checkpoint this decision uses (`chainrec_checkpoint`, else the catalog's newest);
+        `MissingCheckpoint` when there is none over the catalog."""
+        if self.ctx.chainrec_checkpoint:
+            folder = find_checkpoint(self.ctx.dataset, scenario, self.ctx.chainrec_checkpoint)
+            if folder is None:
+                raise MissingCheckpoint.of(self.ctx, scenario)
+        else:
+            folder = find_catalog_checkpoint(self.ctx.dataset, scenario, self.catalog)
+        if folder is None:
+            dataset = self.ctx.dataset
+            train = f"recgraph bench --methods router_learned --dataset {dataset} --scenario {scenario}"
+            raise MissingCheckpoint(
+                f"no learned planner checkpoint for {dataset} ({scenario}): train one with `{train}` "
+                f"(over the router's {len(self.catalog)}-action catalog; `recgraph chainrec train` trains "
+                "ChainRec's), or set chainrec_checkpoint"
+            )
+        found = load_checkpoint(folder, self.ctx.chainrec_policy_stage)
         actions = tuple(found.config.get("actions", ACTIONS))
         if actions != tuple(spec.name for spec in self.catalog):
             raise MissingCheckpoint(
@@ -29,3 +87,10 @@ class CatalogLearnedPlanner(LearnedPlanner):
                 "router's catalog, or set chainrec_checkpoint to one"
             )
         return found
+
+    def decide(self, view: PlanView) -> PlannerChoice:
+        """The policy's most likely feasible action, the tools the checkpoint's trajectories masked
+        left out (unless nothing else is feasible)."""
+        masked = self.checkpoint(view.scenario).config.get("masked_tools", {})
+        mask = {a: ok and a not in masked for a, ok in view.mask.items()}
+        return super().decide(replace(view, mask=mask) if any(mask.values()) else view)

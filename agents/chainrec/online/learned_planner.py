@@ -57,8 +57,8 @@ def needs_blocking(ctx: ChainRecContext, scenario: str, memory: Sequence[Mapping
     if not is_resolved(ctx.dataset, scenario, ctx.chainrec_checkpoint):
         return True
     folder = find_checkpoint(ctx.dataset, scenario, ctx.chainrec_checkpoint)
-    if folder is None:
-        return False
+    if folder is None:  # none of ChainRec's: another catalog's planner (learned_catalog.py) found its own
+        return bool(missing_lines(memory))  # on the first, blocking decision; new lines still embed
     return not is_loaded(folder, ctx.chainrec_policy_stage) or bool(missing_lines(memory))
 
 

@@ -1,0 +1,165 @@
+"""The router's learned planner: trajectories over the router's catalog in ChainRec's training world,
+then SFT and DPO over its 13 actions, as the `prepare` step of `router_learned` and
+`router_learned_no_cost` (graphs/router/prepare.py calls `train_for_bench` after the
+prerequisites); a later run of the same protocol reuses the checkpoint.
+
+Trajectories (agents/chainrec/offline/trajectories.py with the router's `RowLibrary`): training tasks
+are users' validation interactions in the training world (every test interaction removed), the tools'
+heuristic answers computed once per (task, tool), the fusion once per tool set, chains enumerated up
+to `chainrec_chain_cap` else a seeded sample of that many. Each row records every tool's *planned*
+tokens (`router_costs`), so R(τ) = AvgHR@{1,3,5} − `chainrec_reward_lambda`·|τ| −
+`router_cost_lambda`·tokens(τ) is the reward bench scores the router with.
+
+What the method tools read there: MemoryNeighbourhood reads the training world's own default MemRec
+graph (`memrec_memory=""`: seeded from the training world's interactions, so no user memory names a
+validation target; the bench run's graph is never read), IntentEvidence and CollaborativeSignal the
+training world itself. PatternMemories is masked (`MASKED`): the bench pool is trained on the bench
+world (its windows include the validation items, the training targets) and the training world
+renames the dataset, so it is refused there; training a pool for the training world costs minutes.
+The reason is in every row, config.json and evaluation.json, and the learned router never picks it.
+
+Checkpoints live in the router catalog's own folder (`catalog_root`), keyed by the trajectory config
+(cost λ included), the knobs that change the tools' answers or planned tokens, and the training
+config, so ChainRec's and the router's never collide.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+from agents.chainrec.offline.pipeline import HeldOut, Trained, digest, train_checkpoint
+from agents.chainrec.offline.policy_train import TrainConfig
+from agents.chainrec.offline.row_library import RowLibrary
+from agents.chainrec.offline.training_env import training_environment
+from agents.chainrec.offline.training_tasks import TrajectoryConfig
+from agents.chainrec.offline.trajectories import TrajectoryRun, existing_run, generate
+from agents.chainrec.online.catalog import evidence_tools
+from agents.chainrec.online.learned_catalog import catalog_root
+from agents.chainrec.online.method_tools.catalog_extended import (
+    ROUTER_LIBRARY,
+    ROUTER_TOOLS,
+    router_costs,
+    unavailable_tools,
+)
+from agents.chainrec.online.method_tools.pattern_memories import NAME as PATTERN_MEMORIES
+from agents.chainrec.online.policy import ActionSpace, mark_latest
+from agents.chainrec.online.router_rules import RouterRulePlanner
+from graphs.chainrec.learned import train_config
+from graphs.hooks import Prepared, PrepareRequest, ProgressCallback
+from state.router.context import RouterContext
+from world.environment import get_environment
+
+MASKED = {
+    PATTERN_MEMORIES: (
+        "masked in training: the bench AMEM4Rec pool is trained on windows that hold the validation "
+        "items (the training targets) and is refused in the renamed training world; a pool for the "
+        "training world costs minutes of training"
+    )
+}
+"""Tools the router's trajectories leave out, with why (the learned router never picks them)."""
+TOOL_KNOBS = ("chainrec_", "memrec_", "arag_", "router_collaborative", "itemknn_", "bpr_", "embedding_")
+"""Prefixes of the knobs that change the tools' heuristic answers, the fusion or planned tokens
+(keyed into the trajectories and the checkpoint)."""
+RUN_KNOBS = ("memrec_memory", "chainrec_checkpoint", "chainrec_planner", "chainrec_policy_stage")
+"""Knobs left out of the key: the run's own files and planner (training reads neither)."""
+
+
+def trajectory_config(context: RouterContext, protocol: dict[str, Any], scenario: str) -> TrajectoryConfig:
+    """The router's trajectories for a run: its dataset, scenario, candidates and seed, the method's
+    budget, task count, chain cap, step λ and cost λ; always the heuristic backend."""
+    return TrajectoryConfig(
+        dataset=context.dataset,
+        scenario=scenario,
+        tasks=context.chainrec_train_tasks,
+        candidates=int(protocol.get("candidates", 20)),
+        seed=int(protocol.get("seed", 0)),
+        chain_cap=context.chainrec_chain_cap,
+        max_steps=context.chainrec_max_steps,
+        lam=context.chainrec_reward_lambda,
+        cost_lam=context.router_cost_lambda,
+        llm="heuristic",
+    )
+
+
+def training_context(context: RouterContext) -> RouterContext:
+    """The knobs the trajectories run with: the heuristic backend and the training world's own
+    MemRec graph (`memrec_memory=""`), never the bench run's."""
+    return replace(context, llm="heuristic", rec_model="", mem_model="", planner_model="", memrec_memory="")
+
+
+def row_library(context: RouterContext, candidates: int) -> RowLibrary:
+    """The router's tools as trajectories run them: planned tokens per call at `candidates`
+    candidates, `MASKED` and whatever the training world cannot run left out."""
+    train_env = training_environment(get_environment(context.dataset))
+    masked = {**unavailable_tools(train_env, context, ROUTER_TOOLS), **MASKED}
+    costs = router_costs(context)
+    planned = {tool: costs[tool].tokens(candidates) for tool in evidence_tools(ROUTER_TOOLS)}
+    return RowLibrary(ROUTER_TOOLS, ROUTER_LIBRARY, planned, masked, rank_all=True)
+
+
+def tool_knobs(context: RouterContext) -> dict[str, Any]:
+    """The knobs of `TOOL_KNOBS` (JSON-ready), the run's own files left out."""
+    return {
+        k: v
+        for k, v in sorted(asdict(context).items())
+        if k.startswith(TOOL_KNOBS) and k not in RUN_KNOBS and isinstance(v, str | int | float | bool)
+    }
+
+
+def ensure_router_checkpoint(
+    context: RouterContext,
+    config: TrajectoryConfig,
+    train: TrainConfig,
+    on_progress: ProgressCallback | None = None,
+    root: Path | None = None,
+) -> Trained:
+    """The router checkpoint for (config, knobs, train): reused when complete, else trajectories
+    (resumed when present) then SFT and DPO."""
+    ctx = training_context(context)
+    library = row_library(ctx, config.candidates)
+    base = root or catalog_root(config.dataset, ROUTER_TOOLS)
+    payload = {"trajectories": config.as_dict(), "knobs": tool_knobs(ctx), "masked": dict(library.masked)}
+    folder = base / f"{config.scenario}-{digest({**payload, 'train': train.as_dict()})}"
+    run_folder = base / f"trajectories-{digest(payload)}"
+    if (folder / "config.json").is_file():
+        mark_latest(base, config.scenario, folder)
+        saved = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        evaluation = json.loads((folder / "evaluation.json").read_text(encoding="utf-8"))
+        return Trained(folder, True, existing_run(run_folder, config), evaluation, saved.get("data", {}))
+    hook = (lambda done, total: on_progress("trajectories", done, total)) if on_progress else None
+    run: TrajectoryRun = generate(get_environment(config.dataset), ctx, config, run_folder, hook, library)
+    notes = {"masked_tools": dict(library.masked), "tool_knobs": payload["knobs"]}
+    held_out = HeldOut(RouterRulePlanner(), len(evidence_tools(ROUTER_TOOLS)), notes)
+    space = ActionSpace(ROUTER_TOOLS)
+    return train_checkpoint(run, config, train, folder, False, on_progress, space, held_out)
+
+
+def train_for_bench(request: PrepareRequest, context: RouterContext) -> Prepared:
+    """The learned router's training step (`context`: the run's, its prerequisites prepared):
+    progress as "<method> · trajectories|sft|dpo"; metrics.json gets `planner_training`."""
+    config = trajectory_config(context, dict(request.protocol), request.scenario)
+    train = train_config(context, config.seed)
+    progress = request.on_progress
+    hook = (
+        (lambda phase, done, total: progress(f"{request.method} · {phase}", done, total))
+        if progress
+        else None
+    )
+    trained = ensure_router_checkpoint(context, config, train, hook)
+    summary = {
+        "checkpoint": str(trained.folder),
+        "stage": context.chainrec_policy_stage,
+        "reused": trained.reused,
+        "trajectory_backend": config.llm,
+        "trajectory_tasks": trained.trajectories.tasks,
+        "trajectory_chains": trained.trajectories.chains,
+        "cost_lambda": config.cost_lam,
+        "masked_tools": trained.evaluation.get("masked_tools", {}),
+        **{k: v for k, v in trained.data.items() if k in ("dpo_pairs", "expert_decisions", "heldout_tasks")},
+        "heldout": trained.evaluation.get("planners", {}),
+        "best_fixed_chain": trained.evaluation.get("best_fixed_chain"),
+    }
+    return Prepared(replace(context, chainrec_checkpoint=str(trained.folder)), {"planner_training": summary})
