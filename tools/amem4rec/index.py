@@ -58,6 +58,7 @@ class PoolIndex:
                 path=str(folder / CHROMA_DIR),
                 settings=Settings(anonymized_telemetry=False, allow_reset=False),
             )
+            self.client = client
             self.collection = client.get_or_create_collection(
                 name=COLLECTION,
                 embedding_function=MiniLMEmbeddingFunction(),
@@ -67,6 +68,12 @@ class PoolIndex:
             raise PoolError(
                 f"pool folder {folder} is damaged: its Chroma index does not open ({error})"
             ) from None
+
+    def close(self) -> None:
+        """Release the collection's Chroma system. Chroma shares one per path in the process: left
+        open, a pool reopened at the same path after its folder was deleted or rebuilt would get
+        the old system back, whose segments are gone ("Failed to get segments")."""
+        self.client.close()
 
     def sync(self, versions: dict[str, int], fetch: RowFetcher) -> int:
         """Make the collection match the record (`versions`: id -> version); returns entries fixed."""

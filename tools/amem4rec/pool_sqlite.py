@@ -117,6 +117,9 @@ class SqlitePool(MemoryPool):
         """Close the database connection (the object is unusable afterwards)."""
         with self._lock:
             self._db.close()
+            if self._index is not None:
+                self._index.close()
+                self._index = None
 
     def size(self) -> int:
         """Memories in the pool."""
