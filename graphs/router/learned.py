@@ -48,6 +48,7 @@ from agents.chainrec.online.method_tools.pattern_memories import NAME as PATTERN
 from agents.chainrec.online.policy import ActionSpace, mark_latest
 from agents.chainrec.online.router_rules import RouterRulePlanner
 from graphs.chainrec.learned import train_config
+from graphs.chainrec.learned import trajectory_config as chainrec_trajectory_config
 from graphs.hooks import Prepared, PrepareRequest, ProgressCallback
 from state.router.context import RouterContext
 from world.environment import get_environment
@@ -68,20 +69,10 @@ RUN_KNOBS = ("memrec_memory", "chainrec_checkpoint", "chainrec_planner", "chainr
 
 
 def trajectory_config(context: RouterContext, protocol: dict[str, Any], scenario: str) -> TrajectoryConfig:
-    """The router's trajectories for a run: its dataset, scenario, candidates and seed, the method's
-    budget, task count, chain cap, step λ and cost λ; always the heuristic backend."""
-    return TrajectoryConfig(
-        dataset=context.dataset,
-        scenario=scenario,
-        tasks=context.chainrec_train_tasks,
-        candidates=int(protocol.get("candidates", 20)),
-        seed=int(protocol.get("seed", 0)),
-        chain_cap=context.chainrec_chain_cap,
-        max_steps=context.chainrec_max_steps,
-        lam=context.chainrec_reward_lambda,
-        cost_lam=context.router_cost_lambda,
-        llm="heuristic",
-    )
+    """The router's trajectories for a run: ChainRec's (dataset, scenario, candidates, seed, budget,
+    task count, chain cap, step λ) plus the cost λ; always the heuristic backend."""
+    chainrec = chainrec_trajectory_config(context, protocol, scenario)
+    return replace(chainrec, cost_lam=context.router_cost_lambda, llm="heuristic")
 
 
 def training_context(context: RouterContext) -> RouterContext:
