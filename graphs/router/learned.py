@@ -114,14 +114,19 @@ def ensure_router_checkpoint(
     base = root or catalog_root(config.dataset, ROUTER_TOOLS)
     payload = {"trajectories": config.as_dict(), "knobs": tool_knobs(ctx), "masked": dict(library.masked)}
     folder = base / f"{config.scenario}-{digest({**payload, 'train': train.as_dict()})}"
-    run_folder = base / f"trajectories-{digest(payload)}"
+    # One trajectory set for every cost weight (training re-scores the rows: rollout.with_cost), so
+    # router_learned_no_cost reuses router_learned's trajectories.
+    unweighted = replace(config, cost_lam=0.0)
+    run_folder = base / f"trajectories-{digest({**payload, 'trajectories': unweighted.as_dict()})}"
     if (folder / "config.json").is_file():
         mark_latest(base, config.scenario, folder)
         saved = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         evaluation = json.loads((folder / "evaluation.json").read_text(encoding="utf-8"))
-        return Trained(folder, True, existing_run(run_folder, config), evaluation, saved.get("data", {}))
+        reused = existing_run(run_folder, unweighted)
+        return Trained(folder, True, reused, evaluation, saved.get("data", {}))
     hook = (lambda done, total: on_progress("trajectories", done, total)) if on_progress else None
-    run: TrajectoryRun = generate(get_environment(config.dataset), ctx, config, run_folder, hook, library)
+    environment = get_environment(config.dataset)
+    run: TrajectoryRun = generate(environment, ctx, unweighted, run_folder, hook, library)
     notes = {"masked_tools": dict(library.masked), "tool_knobs": payload["knobs"]}
     held_out = HeldOut(RouterRulePlanner(), len(evidence_tools(ROUTER_TOOLS)), notes)
     space = ActionSpace(ROUTER_TOOLS)

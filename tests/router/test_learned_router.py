@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from agents.chainrec.offline.policy_train import TrainConfig
+from agents.chainrec.offline.rollout import with_cost
 from agents.chainrec.offline.training_env import training_environment
 from agents.chainrec.offline.training_tasks import training_tasks
 from agents.chainrec.offline.trajectories import read_rows
@@ -149,3 +150,27 @@ def test_the_learned_router_never_picks_a_tool_its_trajectories_masked(trained) 
     choice = CatalogLearnedPlanner(context, ROUTER_TOOLS).decide(view)
     assert choice.action != PATTERN_MEMORIES and PATTERN_MEMORIES not in choice.scores
     assert set(choice.scores) == {name for name, ok in mask.items() if ok} - {PATTERN_MEMORIES}
+
+
+def test_every_cost_weight_trains_on_one_trajectory_set(trained) -> None:  # type: ignore[no-untyped-def]
+    free = replace(CONTEXT, router_cost_lambda=0.0)
+    config = trajectory_config(free, {"candidates": 6, "seed": 0}, "classic")
+    other = ensure_router_checkpoint(free, config, TINY, root=trained.folder.parent)
+    assert other.folder != trained.folder  # its own checkpoint ...
+    assert other.trajectories.path == trained.trajectories.path  # ... on the same trajectories
+    saved = json.loads((other.folder / "config.json").read_text(encoding="utf-8"))
+    assert saved["trajectories"]["cost_lam"] == 0.0
+
+
+def test_rows_are_rescored_for_a_cost_weight_by_hand() -> None:
+    row = {
+        "tools": ["A", "B"],
+        "tool_tokens": {"A": 100, "B": 0},
+        "rankings": {"0": {"avg_hr": 0.5}, "0.1": {"avg_hr": 1.0}},
+        "chains": [["0", "0", 0.49], ["0.1", "0.1", 0.98]],
+    }
+    [scored] = with_cost([row], 0.01, 0.001)
+    # R = AvgHR - 0.01 * tools - 0.001 * tokens
+    assert scored["chains"] == [["0", "0", 0.39], ["0.1", "0.1", 0.88]]
+    assert scored["cost_lam"] == 0.001 and row["chains"][0][2] == 0.49  # the input is left as it was
+    assert with_cost([row], 0.01, 0.0) == [row]

@@ -19,6 +19,7 @@ from typing import Any
 from agents.chainrec.offline.planner_eval import compare_planners
 from agents.chainrec.offline.policy_store import write_checkpoint
 from agents.chainrec.offline.policy_train import TrainConfig, train_policy
+from agents.chainrec.offline.rollout import with_cost
 from agents.chainrec.offline.training_tasks import TrajectoryConfig
 from agents.chainrec.offline.trajectories import TrajectoryRun, existing_run, generate, read_rows
 from agents.chainrec.online.planning import Planner
@@ -107,10 +108,11 @@ def train_checkpoint(
 ) -> Trained:
     """Train on `run`'s rows over `space`'s actions (default ChainRec's catalog), compare planners
     on the held-out tasks (`held_out`: another catalog's rule planner, fixed-chain length and notes
-    recorded in config.json and evaluation.json), write the checkpoint."""
+    recorded in config.json and evaluation.json), write the checkpoint. The rows are scored with
+    `config.cost_lam` whatever weight they were generated with (`rollout.with_cost`)."""
     space = space or ActionSpace.default()
     held_out = held_out or HeldOut()
-    rows = read_rows(run.path)
+    rows = with_cost(read_rows(run.path), config.lam, config.cost_lam)
     result = train_policy(rows, config.max_steps, config.lam, train, sft_only, on_progress, space)
     weights = {"sft": result.sft, **({"learned": result.dpo} if result.dpo is not None else {})}
     split = result.split
