@@ -9,10 +9,11 @@ dataset's cache (agents/chainrec/offline/pipeline.py), so every run of the same 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from agents.chainrec.offline.pipeline import checkpoint_folder, checkpoint_root, ensure_checkpoint
+from agents.chainrec.offline.pipeline import Trained, checkpoint_folder, checkpoint_root, ensure_checkpoint
 from agents.chainrec.offline.policy_train import TrainConfig
 from agents.chainrec.offline.training_tasks import TrajectoryConfig
 from graphs.hooks import Prepared, PrepareRequest
@@ -54,24 +55,8 @@ def train_for_bench(request: PrepareRequest) -> Prepared:
         # `recgraph chainrec train --llm ...`, and then found and used here.
         context = replace(context, llm="heuristic", rec_model="", mem_model="", planner_model="")
         config = replace(config, llm="heuristic")
-    progress = request.on_progress
-    hook = (
-        (lambda phase, done, total: progress(f"{request.method} · {phase}", done, total))
-        if progress
-        else None
-    )
-    trained = ensure_checkpoint(config, train, context, on_progress=hook)
-    summary = {
-        "checkpoint": str(trained.folder),
-        "stage": context.chainrec_policy_stage,
-        "reused": trained.reused,
-        "trajectory_backend": config.llm,
-        "trajectory_tasks": trained.trajectories.tasks,
-        "trajectory_chains": trained.trajectories.chains,
-        **{k: v for k, v in trained.data.items() if k in ("dpo_pairs", "expert_decisions", "heldout_tasks")},
-        "heldout": trained.evaluation.get("planners", {}),
-        "best_fixed_chain": trained.evaluation.get("best_fixed_chain"),
-    }
+    trained = ensure_checkpoint(config, train, context, on_progress=phase_progress(request))
+    summary = training_summary(trained, config, context.chainrec_policy_stage)
     ranking_context = replace(request.context, chainrec_checkpoint=str(trained.folder))
     return Prepared(ranking_context, {"planner_training": summary})
 
@@ -80,3 +65,28 @@ def checkpoint_exists(config: TrajectoryConfig, train: TrainConfig) -> bool:
     """True when a complete checkpoint of exactly (config, train) is in the dataset's cache."""
     folder = checkpoint_folder(checkpoint_root(config.dataset), config, train, sft_only=False)
     return (folder / "config.json").is_file()
+
+
+def phase_progress(request: PrepareRequest) -> Callable[[str, int, int], None] | None:
+    """The training's progress rows, "<method> · trajectories|sft|dpo" (None without a display)."""
+    progress = request.on_progress
+    if progress is None:
+        return None
+    return lambda phase, done, total: progress(f"{request.method} · {phase}", done, total)
+
+
+def training_summary(trained: Trained, config: TrajectoryConfig, stage: str) -> dict[str, Any]:
+    """metrics.json's `planner_training`: the checkpoint, whether it was reused, the trajectories'
+    counts and the held-out planner comparison."""
+    kept = ("dpo_pairs", "expert_decisions", "heldout_tasks")
+    return {
+        "checkpoint": str(trained.folder),
+        "stage": stage,
+        "reused": trained.reused,
+        "trajectory_backend": config.llm,
+        "trajectory_tasks": trained.trajectories.tasks,
+        "trajectory_chains": trained.trajectories.chains,
+        **{k: v for k, v in trained.data.items() if k in kept},
+        "heldout": trained.evaluation.get("planners", {}),
+        "best_fixed_chain": trained.evaluation.get("best_fixed_chain"),
+    }

@@ -47,7 +47,7 @@ from agents.chainrec.online.method_tools.catalog_extended import (
 from agents.chainrec.online.method_tools.pattern_memories import NAME as PATTERN_MEMORIES
 from agents.chainrec.online.policy import ActionSpace, mark_latest
 from agents.chainrec.online.router_rules import RouterRulePlanner
-from graphs.chainrec.learned import train_config
+from graphs.chainrec.learned import phase_progress, train_config, training_summary
 from graphs.chainrec.learned import trajectory_config as chainrec_trajectory_config
 from graphs.hooks import Prepared, PrepareRequest, ProgressCallback
 from state.router.context import RouterContext
@@ -138,24 +138,10 @@ def train_for_bench(request: PrepareRequest, context: RouterContext) -> Prepared
     progress as "<method> · trajectories|sft|dpo"; metrics.json gets `planner_training`."""
     config = trajectory_config(context, dict(request.protocol), request.scenario)
     train = train_config(context, config.seed)
-    progress = request.on_progress
-    hook = (
-        (lambda phase, done, total: progress(f"{request.method} · {phase}", done, total))
-        if progress
-        else None
-    )
-    trained = ensure_router_checkpoint(context, config, train, hook)
+    trained = ensure_router_checkpoint(context, config, train, phase_progress(request))
     summary = {
-        "checkpoint": str(trained.folder),
-        "stage": context.chainrec_policy_stage,
-        "reused": trained.reused,
-        "trajectory_backend": config.llm,
-        "trajectory_tasks": trained.trajectories.tasks,
-        "trajectory_chains": trained.trajectories.chains,
+        **training_summary(trained, config, context.chainrec_policy_stage),
         "cost_lambda": config.cost_lam,
         "masked_tools": trained.evaluation.get("masked_tools", {}),
-        **{k: v for k, v in trained.data.items() if k in ("dpo_pairs", "expert_decisions", "heldout_tasks")},
-        "heldout": trained.evaluation.get("planners", {}),
-        "best_fixed_chain": trained.evaluation.get("best_fixed_chain"),
     }
     return Prepared(replace(context, chainrec_checkpoint=str(trained.folder)), {"planner_training": summary})
