@@ -6,18 +6,16 @@ Such checkpoints live apart from ChainRec's (`catalog_root`: one folder per cata
 cache, with its own `latest.json`), so the two never collide; a bench run names its checkpoint in
 `chainrec_checkpoint`, Studio finds the newest of the catalog's folder. A tool the checkpoint's
 trajectories masked (config.json `masked_tools`: e.g. PatternMemories without a training-world pool)
-was never learned, so the planner never picks it.
+was never learned, so the planner never picks it (`LearnedPlanner.decide`).
 """
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import replace
 from pathlib import Path
 
 from agents.chainrec.online.catalog import Catalog
 from agents.chainrec.online.learned_planner import LearnedPlanner, MissingCheckpoint
-from agents.chainrec.online.planning import PlanView
 from agents.chainrec.online.policy import (
     ACTIONS,
     Checkpoint,
@@ -27,7 +25,6 @@ from agents.chainrec.online.policy import (
     read_latest,
 )
 from state.chainrec.context import ChainRecContext
-from state.chainrec.schemas import PlannerChoice
 
 _roots: dict[tuple[str, str, str], Path] = {}
 
@@ -87,10 +84,3 @@ class CatalogLearnedPlanner(LearnedPlanner):
                 "router's catalog, or set chainrec_checkpoint to one"
             )
         return found
-
-    def decide(self, view: PlanView) -> PlannerChoice:
-        """The policy's most likely feasible action, the tools the checkpoint's trajectories masked
-        left out (unless nothing else is feasible)."""
-        masked = self.checkpoint(view.scenario).config.get("masked_tools", {})
-        mask = {a: ok and a not in masked for a, ok in view.mask.items()}
-        return super().decide(replace(view, mask=mask) if any(mask.values()) else view)

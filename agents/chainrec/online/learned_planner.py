@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -113,9 +114,15 @@ class LearnedPlanner:
         }
 
     def decide(self, view: PlanView) -> PlannerChoice:
-        """The policy's most likely feasible action."""
+        """The policy's most likely feasible action, leaving out the tools the checkpoint's
+        trajectories masked (config.json `masked_tools`: never learned) unless nothing else is
+        feasible."""
         checkpoint = self.checkpoint(view.scenario)
         self.name = f"learned-{checkpoint.stage}"
+        masked = checkpoint.config.get("masked_tools", {})
+        if masked:
+            mask = {a: ok and a not in masked for a, ok in view.mask.items()}
+            view = replace(view, mask=mask) if any(mask.values()) else view
         scores = self.probabilities(checkpoint, view)
         choice = choose(scores, view, f"learned[{checkpoint.label}]: most likely action {{action}}")
         return choice.model_copy(update={"reason": choice.reason + f" (p={scores[choice.action]:.2f})"})

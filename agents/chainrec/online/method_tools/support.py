@@ -26,7 +26,7 @@ from agents.usage import estimate_tokens
 from prompts.chainrec import tool_messages
 from state.chainrec.context import ChainRecContext
 from state.chainrec.schemas import NOTE_CHARS, ItemEvidence
-from state.context import Context
+from state.context import Context, context_as
 from world.environment import Environment
 
 K = TypeVar("K", bound=Context)
@@ -45,8 +45,9 @@ def visible_items(episode: Episode) -> list[str]:
 
 def knobs(ctx: ChainRecContext, cls: type[K]) -> K:
     """The run's context as the wrapped method's context: the router's context already is one (it
-    inherits every method's knobs); a plain ChainRec context gets that method's defaults."""
-    return ctx if isinstance(ctx, cls) else cls(dataset=ctx.dataset)
+    inherits every method's knobs); a plain ChainRec context gets that method's defaults for its own
+    knobs (`context_as`: the common ones keep the run's values)."""
+    return ctx if isinstance(ctx, cls) else context_as(cls, ctx, {})  # type: ignore[return-value]
 
 
 def item_evidence(item_id: str, score: float, note: str) -> ItemEvidence:
