@@ -8,12 +8,12 @@
                                                       --> candidate_rank -> END
 
 It is graphs/chainrec/builder.py's planner graph over the extended library
-(agents/chainrec/online/method_tools/catalog_extended.py): every planner (`chainrec_planner`: rule,
+(agents/router/catalog.py): every planner (`chainrec_planner`: rule,
 llm, fixed, learned) decides on the same conditional edge. Per run the catalog is the router's
 (`router_method_tools`, default) or ChainRec's alone (then it ranks as `chainrec` does). On the
 first visit the planner finds the method tools that cannot run (no MemRec memory graph, no trained
 AMEM4Rec pool: each tool's `unavailable`), off the event loop; they stay masked for the episode with
-that reason in `mask_notes`. The rule planner is agents/chainrec/online/router_rules.py; the LLM
+that reason in `mask_notes`. The rule planner is agents/router/rules.py; the LLM
 planner's prompt lists each action's planned cost (LLM calls and tokens). CandidateRank fuses every
 entry of the memory with the `chainrec_weight_*` knobs (method tools are item tools) and its
 `details` add the chain's planned LLM calls and tokens (the reward's cost term).
@@ -26,7 +26,9 @@ from typing import Any
 from langgraph.graph import StateGraph
 
 from agents.chainrec.online.catalog import TOOLS, Catalog
-from agents.chainrec.online.method_tools.catalog_extended import (
+from agents.chainrec.online.planners import RulePlanner
+from agents.chainrec.online.planning import Planner
+from agents.router.catalog import (
     BLOCKING_TOOLS,
     ROUTER_LIBRARY,
     ROUTER_TOOLS,
@@ -34,9 +36,7 @@ from agents.chainrec.online.method_tools.catalog_extended import (
     router_costs,
     unavailable_tools,
 )
-from agents.chainrec.online.planners import RulePlanner
-from agents.chainrec.online.planning import Planner
-from agents.chainrec.online.router_rules import RouterRulePlanner
+from agents.router.rules import RouterRulePlanner
 from graphs.chainrec.builder import PLANNER, RANK_NODE, build_planner_graph, route_for
 from graphs.chainrec.library_spec import PlannerLibrary
 from graphs.run_context import compile_method

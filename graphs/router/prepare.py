@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from agents.chainrec.online.method_tools.catalog_extended import PREREQUISITES, router_catalog
+from agents.router.catalog import PREREQUISITES, router_catalog
 from graphs.hooks import Prepared, PrepareRequest
 from graphs.registry import METHODS, resolve
 from state.chainrec.context import ChainRecContext

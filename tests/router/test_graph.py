@@ -10,7 +10,7 @@ import json
 from itertools import groupby
 from pathlib import Path
 
-from agents.chainrec.online.method_tools.catalog_extended import ROUTER_TOOLS
+from agents.router.catalog import ROUTER_TOOLS
 from graphs.registry import get_graph
 from graphs.router.graph import NODE_OF, graph, route_planner
 from state.chainrec.context import ChainRecContext

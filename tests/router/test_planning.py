@@ -23,10 +23,10 @@ from agents.chainrec.online.catalog import (
 )
 from agents.chainrec.online.fusion import fuse
 from agents.chainrec.online.mask import feasibility, feasible_actions
-from agents.chainrec.online.method_tools.catalog_extended import ROUTER_TOOLS, router_catalog, router_costs
 from agents.chainrec.online.planners import FixedPlanner, LlmPlanner, RulePlanner, planner_for
 from agents.chainrec.online.planning import PlanView
-from agents.chainrec.online.router_rules import RouterRulePlanner
+from agents.router.catalog import ROUTER_TOOLS, router_catalog, router_costs
+from agents.router.rules import RouterRulePlanner
 from graphs.router.graph import rule_for
 from state.chainrec.context import ChainRecContext
 from state.router.context import RouterContext

@@ -9,7 +9,7 @@
 `PLANNERS` maps the name to a factory; the learned planner of the offline stage is one more entry.
 Every planner plans over the catalog the graph gives it (`PlanView.catalog`: ChainRec's library, or
 the router's with the method tools); the graph also names the rule planner that decides for `rule`
-and backs up the others (the router's is agents/chainrec/online/router_rules.py).
+and backs up the others (the router's is agents/router/rules.py).
 """
 
 from __future__ import annotations

@@ -10,6 +10,6 @@ own heuristic path), `unavailable(env, ctx) -> str | None` (what is missing and 
 - intent_evidence.py: IntentEvidence, ARAG's user understanding, NLI and context summary;
 - collaborative.py: CollaborativeSignal, item-kNN (and BPR) scores, no LLM call.
 
-catalog_extended.py assembles them with ChainRec's `TOOLS` into the router's catalog and library,
+agents/router/catalog.py assembles them with ChainRec's `TOOLS` into the router's catalog and library,
 with each action's planned cost.
 """
