@@ -61,8 +61,7 @@ def add_statistics(
     """
     from graphs.registry import METHODS
 
-    wanted = {case.user_id for case in cases}
-    rows = {m: {u: r["metrics"] for u, r in log.done(m).items() if u in wanted} for m in results}
+    rows = per_user_rows(results, log, cases)
     for method in results:
         results[method] = stats.with_intervals(results[method], stats.metric_intervals(rows[method]))
     kinds = {m: METHODS[m].kind for m in results if m in METHODS}
@@ -71,6 +70,12 @@ def add_statistics(
     except ValueError as error:
         raise UnknownReferenceError(str(error)) from None
     return reference_comparisons(rows, chosen, how)
+
+
+def per_user_rows(results: Mapping[str, Any], log: _Log, cases: Iterable[_Case]) -> dict[str, stats.Rows]:
+    """method -> user id -> per-user metrics, for the methods of `results` and the users of `cases`."""
+    wanted = {case.user_id for case in cases}
+    return {m: {u: r["metrics"] for u, r in log.done(m).items() if u in wanted} for m in results}
 
 
 def reference_comparisons(rows: Mapping[str, stats.Rows], reference: str | None, how: str) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from bench.ran_with import ran_with
 from bench.report_png import HEADLINE
 from bench.report_png import preload_plotting as preload_plotting
 from bench.report_png import write_report_png as write_report_png
+from bench.router_headroom import headroom_markdown
 
 COST_COLUMNS = (
     "llm_attempts",
@@ -63,6 +64,7 @@ def write_metrics(
     *,
     failed: dict[str, Any] | None = None,
     candidates: dict[str, Any] | None = None,
+    router_headroom: dict[str, Any] | None = None,
 ) -> Path:
     """Write `<out>/metrics.json` in protocol.md's schema (+ the simulator's fault counts).
 
@@ -72,7 +74,9 @@ def write_metrics(
     that stopped the run (bench.crash.failure_block), which `methods` then leaves out; with
     `candidates` how candidates were made and which users were eligible (bench.eligibility).
     `quality_cost` is always there: ndcg@5 against calls (and tokens) per user, with the Pareto
-    frontier and which cost it is, measured or planned (bench.quality_cost).
+    frontier and which cost it is, measured or planned (bench.quality_cost). With `router_headroom`
+    (bench.router_headroom: a router in the run) the routers against the best single method and the
+    per-user oracle.
     """
     document: dict[str, Any] = {
         "dataset": dataset,
@@ -93,6 +97,8 @@ def write_metrics(
         document["fallbacks"] = fallbacks.as_dict()
     if failed is not None:
         document["failed"] = failed
+    if router_headroom is not None:
+        document["router_headroom"] = router_headroom
     path = out / "metrics.json"
     path.write_text(json.dumps(document, indent=2) + "\n")
     return path
@@ -225,16 +231,19 @@ def write_report_md(
     *,
     failed: dict[str, Any] | None = None,
     candidates: dict[str, Any] | None = None,
+    router_headroom: dict[str, Any] | None = None,
 ) -> Path:
     """Write `<out>/report.md` (with intervals, markers and paired differences when given, the
     fallback warning above the table and the model-share warning under it when a method is above
     its threshold, the method that stopped the run when one `failed`, how `candidates` were made
-    and who was eligible, and the quality–cost table with its Pareto frontier)."""
+    and who was eligible, the quality–cost table with its Pareto frontier, and with a router in the
+    run its comparison with the best single method and the per-user oracle)."""
     block = quality_cost(methods, protocol["llm"])
     parts = (
         comparison_note(comparisons),
         differences_markdown(comparisons),
         quality_cost_markdown(block),
+        headroom_markdown(router_headroom),
         degraded_markdown(methods),
     )
     extra = "".join(f"{part}\n\n" for part in parts if part)

@@ -66,12 +66,13 @@ def bench(args: argparse.Namespace) -> int:
     replicas = remote_replicas(args, methods)  # --server: every URL answers, before any heavy work
     from agents.backends import describe_backend
     from bench import report, report_console
-    from bench.compare import add_statistics, check_reference
+    from bench.compare import add_statistics, check_reference, per_user_rows
     from bench.crash import RunStopped, record_stop
     from bench.eligibility import candidates_block, describe_candidates
     from bench.fallbacks import EXIT_TOO_MANY_FALLBACKS
     from bench.planned_calls import describe_plan, planned_calls, plans_paid_calls
     from bench.protocol import check_protocol, plan_cases
+    from bench.router_headroom import router_headroom
     from bench.runner import run_benchmark
     from bench.tracing import bench_tracing
     from recgraph.bench_progress import bench_progress
@@ -143,7 +144,8 @@ def bench(args: argparse.Namespace) -> int:
     reference = args.reference if args.reference in results else None  # a failed reference: default
     comparisons = add_statistics(results, log, cases, reference)  # CIs beside values; vs reference
     check = fallback_check(args, results)
-    extras = {"failed": failed, "candidates": candidates}
+    headroom = router_headroom(per_user_rows(results, log, cases))
+    extras = {"failed": failed, "candidates": candidates, "router_headroom": headroom}
     report.write_metrics(out, name, settings, results, server_stats, comparisons, check, **extras)
     report.write_report_md(out, name, settings, results, comparisons, check, **extras)
     plotting.join()

@@ -1,0 +1,57 @@
+"""The router's comparison with the methods it routes between (bench/router_headroom.py), against
+hand-computed values."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.router_headroom import headroom_markdown, router_headroom
+
+
+def _rows(values: dict[str, list[float]]) -> dict[str, dict[str, dict[str, float]]]:
+    """method -> [ndcg@5 per user u1, u2, …] as per-user metric rows (avg_hr = ndcg@5 / 2)."""
+    return {
+        method: {f"u{i + 1}": {"ndcg@5": v, "avg_hr": v / 2} for i, v in enumerate(series)}
+        for method, series in values.items()
+    }
+
+
+def test_best_single_oracle_and_headroom_share() -> None:
+    rows = _rows(
+        {
+            "popularity": [0.2, 0.2, 0.2],  # a single method the router cannot call
+            "itemknn": [1.0, 0.0, 0.5],  # mean 0.5, first in run order
+            "memrec": [0.0, 1.0, 0.5],  # mean 0.5: the tie goes to itemknn
+            "router_learned": [1.0, 1.0, 0.5],
+        }
+    )
+    block = router_headroom(rows)
+    assert block is not None
+    assert block["users"] == 3
+    assert block["best_single"] == {"method": "itemknn", "ndcg@5": 0.5, "avg_hr": 0.25}
+    assert list(block["callable_methods"]) == ["itemknn", "memrec"]
+    # Per user, the best of itemknn and memrec: 1, 1, 0.5.
+    assert block["oracle"] == pytest.approx(2.5 / 3)
+    router = block["routers"]["router_learned"]
+    assert router["ndcg@5"] == pytest.approx(2.5 / 3)
+    # (0.8333 − 0.5) / (0.8333 − 0.5): the router reaches the oracle.
+    assert router["headroom_share"] == pytest.approx(1.0)
+    assert router["vs_best_single"]["difference"] == pytest.approx(1 / 3)
+    assert router["vs_best_single"]["users"] == 3
+
+
+def test_users_missing_from_a_method_are_left_out_and_no_headroom_is_none() -> None:
+    rows = _rows({"itemknn": [1.0, 0.0, 1.0], "router_fixed": [0.0, 0.0, 1.0]})
+    del rows["itemknn"]["u3"]
+    block = router_headroom(rows)
+    assert block is not None and block["users"] == 2
+    assert block["oracle"] == pytest.approx(0.5)  # itemknn alone: no headroom over itself
+    assert block["routers"]["router_fixed"]["headroom_share"] is None
+    assert block["routers"]["router_fixed"]["vs_best_single"]["difference"] == pytest.approx(-0.5)
+    assert "| router_fixed | 0.0000 | -0.5000 ≈ |" in headroom_markdown(block)
+
+
+def test_no_block_without_a_router_or_without_another_method() -> None:
+    assert router_headroom(_rows({"itemknn": [1.0], "memrec": [0.0]})) is None
+    assert router_headroom(_rows({"router": [1.0]})) is None
+    assert headroom_markdown(None) == ""
