@@ -17,6 +17,7 @@ from typing import Any
 from recgraph.commands import console, progress_bar
 from recgraph.options import add_dataset_options
 from state.chainrec.context import ChainRecContext
+from world.errors import RecgraphError
 
 
 def _trajectory_options(parser: argparse.ArgumentParser) -> None:
@@ -64,6 +65,20 @@ def add_actions(actions: argparse._SubParsersAction) -> None:
     train.add_argument(
         "--out", default="", help="root folder of trajectories and checkpoints (default: the dataset's cache)"
     )
+    train.add_argument(
+        "--library",
+        choices=["chainrec", "router"],
+        default="chainrec",
+        help="chainrec: ChainRec's tools (chainrec_learned); router: the extended library with the method "
+        "tools (router_learned; heuristic tool answers, PatternMemories masked)",
+    )
+    train.add_argument(
+        "--cost-lam",
+        type=float,
+        default=None,
+        help="router: lambda_cost of R = AvgHR - lambda*|tau| - lambda_cost*tokens "
+        "(default: router_cost_lambda, 0 for router_learned_no_cost)",
+    )
     train.set_defaults(handler=run_train)
 
     export = actions.add_parser("export", help="write the trajectories as TRL SFT or DPO JSONL")
@@ -76,7 +91,6 @@ def add_actions(actions: argparse._SubParsersAction) -> None:
 
 def _config(args: argparse.Namespace, context: ChainRecContext) -> Any:
     from agents.chainrec.offline.training_tasks import config_from
-    from world.errors import RecgraphError
 
     for name in ("users", "candidates", "chain_cap", "max_steps"):
         if getattr(args, name) < (2 if name == "candidates" else 1):
@@ -132,6 +146,10 @@ def run_train(args: argparse.Namespace) -> int:
     from agents.chainrec.offline.policy_train import TrainConfig
     from recgraph.llm_session import llm_session
 
+    if args.library == "router":
+        return _train_router(args)
+    if args.cost_lam is not None:
+        raise RecgraphError("--cost-lam weighs the router's planned tokens: use it with --library router")
     with llm_session(args, schema=ChainRecContext) as (context, _):
         config, ctx = _config(args, context)
         bar, update = _with_bar("chainrec")
@@ -145,6 +163,39 @@ def run_train(args: argparse.Namespace) -> int:
                 update,
             )
     console.print(f"backend: {describe_backend(args.llm)}")
+    _print_trained(trained)
+    return 0
+
+
+def _train_router(args: argparse.Namespace) -> int:
+    """`recgraph chainrec train --library router`: the learned router's checkpoint, the one
+    `router_learned` (or, with `--cost-lam 0`, `router_learned_no_cost`) finds for the same protocol."""
+    from graphs.chainrec.learned import train_config
+    from graphs.router.learned import ensure_router_checkpoint
+    from recgraph.llm_session import llm_session
+    from state.router.context import RouterContext
+
+    if (args.llm or "heuristic") != "heuristic":
+        raise RecgraphError(
+            f"--library router trains on the tools' heuristic answers only (got --llm {args.llm}): "
+            "enumerated chains would cost thousands of model calls per task"
+        )
+    with llm_session(args, schema=RouterContext) as (context, _):
+        config, ctx = _config(args, context)
+        cost = ctx.router_cost_lambda if args.cost_lam is None else args.cost_lam
+        config = replace(config, cost_lam=cost, llm="heuristic")
+        bar, update = _with_bar("router")
+        with bar:
+            trained = ensure_router_checkpoint(
+                ctx, config, train_config(replace(ctx, chainrec_dpo_beta=args.beta), config.seed), update,
+                Path(args.out) if args.out else None,
+            )  # fmt: skip
+    console.print(f"backend: heuristic tool answers; cost lambda {cost}")
+    _print_trained(trained)
+    return 0
+
+
+def _print_trained(trained: Any) -> None:
     console.print(
         f"trajectories: {trained.trajectories.tasks} tasks, {trained.trajectories.chains} chains "
         f"→ {trained.trajectories.path}"
@@ -153,23 +204,59 @@ def run_train(args: argparse.Namespace) -> int:
     console.print(f"checkpoint ({verb}): {trained.folder}  (curves.png, curves.json, evaluation.json)")
     console.print(f"data: {trained.data}")
     print_comparison(trained.evaluation)
-    return 0
 
 
 def print_comparison(evaluation: dict[str, Any]) -> None:
-    """The held-out planner comparison as a table."""
+    """The held-out planner comparison as a table, each planner's AvgHR paired with the best fixed
+    chain's over the same held-out tasks (`paired_with_best_fixed`)."""
     from rich.table import Table
+
+    from bench.stats import MARKERS
 
     table = Table(
         title=f"held-out training tasks: {evaluation['heldout_tasks']} "
         f"(best fixed chain: {evaluation['best_fixed_chain']})"
     )
     columns = ("tasks", "reward", "avg_hr", "steps", "tokens")
-    for column in ("planner", *columns):
+    for column in ("planner", *columns, "Δavg_hr vs best fixed", "p (Holm)"):
         table.add_column(column)
+    paired = paired_with_best_fixed(evaluation)
     for name, figures in evaluation["planners"].items():
-        table.add_row(name, *(str(figures.get(k, "–")) for k in columns))
+        found = paired.get(name)
+        versus = (
+            ("–", "–")
+            if found is None
+            else (f"{found.difference:+.4f} {MARKERS[found.verdict]}", f"{found.p_holm:.3g}")
+        )
+        table.add_row(name, *(str(figures.get(k, "–")) for k in columns), *versus)
     console.print(table)
+    console.print(
+        "paired over the held-out tasks both planners can score: two-sided sign-flip test, Holm across "
+        "the planners; ▲/▼ at adjusted p < 0.05, ≈ no detectable difference"
+    )
+
+
+def paired_with_best_fixed(evaluation: dict[str, Any]) -> dict[str, Any]:
+    """planner -> its paired AvgHR comparison with `best_fixed` on the held-out tasks (bench.stats,
+    Holm across the planners); empty for an evaluation without per-task figures (older checkpoints)."""
+    from bench import stats
+
+    per_task = evaluation.get("per_task") or {}
+    base = per_task.get("best_fixed")
+    if not base:
+        return {}
+    pairs = {}
+    for name, values in per_task.items():
+        if name == "best_fixed":
+            continue
+        both = [
+            i for i, (a, b) in enumerate(zip(values, base, strict=True)) if a is not None and b is not None
+        ]
+        pairs[name] = (
+            {str(i): {"avg_hr": values[i]} for i in both},
+            {str(i): {"avg_hr": base[i]} for i in both},
+        )
+    return {name: row["avg_hr"] for name, row in stats.compare_all(pairs, ["avg_hr"]).items()}
 
 
 def run_export(args: argparse.Namespace) -> int:

@@ -100,9 +100,9 @@ def test_without_a_checkpoint_the_learned_router_refuses_in_one_line() -> None:
     if (root / "latest.json").is_file() and "cold_item" in (root / "latest.json").read_text():
         pytest.skip("this cache holds a cold_item router checkpoint")
     expected = (
-        "no learned planner checkpoint for ml-100k (cold_item): train one with `recgraph bench --methods "
-        "router_learned --dataset ml-100k --scenario cold_item` (over the router's 13-action catalog; "
-        "`recgraph chainrec train` trains ChainRec's), or set chainrec_checkpoint"
+        "no learned planner checkpoint for ml-100k (cold_item): train one with `recgraph chainrec train "
+        "--library router --dataset ml-100k --scenario cold_item` (over the router's 13-action catalog; "
+        "`recgraph bench --methods router_learned` trains one too), or set chainrec_checkpoint"
     )
     with pytest.raises(MissingCheckpoint) as refused:
         CatalogLearnedPlanner(context, ROUTER_TOOLS).checkpoint("cold_item")

@@ -72,6 +72,16 @@ class _RowRewards:
         return self.by_set[wanted]
 
 
+def _per_task(
+    rows: Sequence[dict[str, Any]], chains: Sequence[Sequence[str]], lam: float
+) -> list[float | None]:
+    """AvgHR@{1,3,5} of each row's chain, None where the row cannot score it."""
+    return [
+        None if reward_of(row, tools, lam) is None else round(quality_of(row, tools), 6)
+        for row, tools in zip(rows, chains, strict=True)
+    ]
+
+
 def _summary(rows: Sequence[dict[str, Any]], chains: Sequence[Sequence[str]], lam: float) -> dict[str, float]:
     rewards, qualities, steps, tokens = [], [], [], []
     for row, tools in zip(rows, chains, strict=True):
@@ -102,9 +112,11 @@ def compare_planners(
     rule: Planner | None = None,
     fixed_steps: int | None = None,
 ) -> dict[str, Any]:
-    """Held-out reward / AvgHR / steps / tokens per planner, and the best fixed chain's name. The
-    rule planner: ChainRec's over its own catalog, `rule` over another (none given: no rule row);
-    `fixed` runs the first `fixed_steps` recorded tools (default `max_steps`)."""
+    """Held-out reward / AvgHR / steps / tokens per planner, the best fixed chain's name, and each
+    planner's AvgHR per held-out task (`per_task`, in `heldout_users` order; None where a row cannot
+    score the chain) for paired comparisons. The rule planner: ChainRec's over its own catalog, `rule`
+    over another (none given: no rule row); `fixed` runs the first `fixed_steps` recorded tools
+    (default `max_steps`)."""
     space = space or ActionSpace.default()
     by_user = {row["user_id"]: row for row in rows}
     held = [by_user[u] for u in heldout_users]
@@ -125,4 +137,6 @@ def compare_planners(
         "heldout_tasks": len(held),
         "best_fixed_chain": chosen,
         "planners": {name: _summary(held, found, lam) for name, found in chains.items()},
+        "heldout_users": list(heldout_users),
+        "per_task": {name: _per_task(held, found, lam) for name, found in chains.items()},
     }

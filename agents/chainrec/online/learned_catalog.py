@@ -69,11 +69,11 @@ class CatalogLearnedPlanner(LearnedPlanner):
             folder = find_catalog_checkpoint(self.ctx.dataset, scenario, self.catalog)
         if folder is None:
             dataset = self.ctx.dataset
-            train = f"recgraph bench --methods router_learned --dataset {dataset} --scenario {scenario}"
+            train = f"recgraph chainrec train --library router --dataset {dataset} --scenario {scenario}"
             raise MissingCheckpoint(
                 f"no learned planner checkpoint for {dataset} ({scenario}): train one with `{train}` "
-                f"(over the router's {len(self.catalog)}-action catalog; `recgraph chainrec train` trains "
-                "ChainRec's), or set chainrec_checkpoint"
+                f"(over the router's {len(self.catalog)}-action catalog; `recgraph bench --methods "
+                "router_learned` trains one too), or set chainrec_checkpoint"
             )
         found = load_checkpoint(folder, self.ctx.chainrec_policy_stage)
         actions = tuple(found.config.get("actions", ACTIONS))
