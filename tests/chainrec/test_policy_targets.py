@@ -14,7 +14,13 @@ import numpy as np
 import pytest
 import torch
 
-from agents.chainrec.offline.policy_data import best_chain, chain_support, expert_pairs, gap_pairs
+from agents.chainrec.offline.policy_data import (
+    ChainSupport,
+    best_chain,
+    chain_support,
+    expert_pairs,
+    gap_pairs,
+)
 from agents.chainrec.offline.policy_store import write_checkpoint
 from agents.chainrec.offline.policy_train import TrainConfig, dpo_loss, train_policy
 from agents.chainrec.offline.reward import reward
@@ -45,9 +51,9 @@ def test_supported_expert_picks_the_chain_the_training_tasks_back() -> None:
     a = _row("a", {"0": 0.66, "1.2": 0.66, "2": 0.0})
     b = _row("b", {"0": 0.0, "1.2": 0.98, "2": 0.33})
     support = chain_support([a, b])
-    assert support == {
+    assert support.by == "tool_set" and support.means == {
         "LongTermPreference": pytest.approx(0.33),
-        "ItemSemantic>ItemProfile": pytest.approx(0.82),
+        "ItemProfile+ItemSemantic": pytest.approx(0.82),
         "ItemProfile": pytest.approx(0.165),
     }
     assert best_chain(a) == ("0", 0.66)
@@ -56,6 +62,29 @@ def test_supported_expert_picks_the_chain_the_training_tasks_back() -> None:
     c = _row("c", {"0": 0.99, "1.2": 0.66})
     assert best_chain(c, support, 0.0) == ("0", 0.99)
     assert best_chain(c, support, 0.34) == ("1.2", 0.66)
+
+
+def test_support_pools_a_sets_orders_and_drops_sets_few_tasks_scored() -> None:
+    a = _row("a", {"1.2": 0.6, "2.1": 0.6, "0": 0.3})
+    b = _row("b", {"2.1": 0.9, "0": 0.0})
+    c = _row("c", {"0": 0.3, "1": 1.0})
+    # By tool set: {1, 2} is 0.6 on a (both orders), 0.9 on b -> 0.75 over 2 tasks; LongTermPreference
+    # (0.3 + 0.0 + 0.3) / 3 = 0.2; ItemSemantic alone was scored on 1 task of the best-covered 3 (< half).
+    by_set = chain_support([a, b, c])
+    assert by_set.means == {
+        "ItemProfile+ItemSemantic": pytest.approx(0.75),
+        "LongTermPreference": pytest.approx(0.2),
+    }
+    assert by_set.of(a, "1.2") == by_set.of(a, "2.1") == pytest.approx(0.75)
+    assert by_set.of(c, "1") == -float("inf")
+    # By ordered chain (before tool sets): "1.2" was scored on one task only and has no support.
+    by_chain = chain_support([a, b, c], "chain")
+    assert by_chain.means == {
+        "ItemProfile>ItemSemantic": pytest.approx(0.75),
+        "LongTermPreference": pytest.approx(0.2),
+    }
+    with pytest.raises(ValueError, match="unknown support 'order'"):
+        chain_support([a], "order")
 
 
 def test_gap_pairs_need_an_avg_hr_gap_and_carry_the_reward_gap() -> None:
@@ -77,12 +106,13 @@ def test_gap_pairs_need_an_avg_hr_gap_and_carry_the_reward_gap() -> None:
     assert wide == {("0", "2"), ("0.1", "2")}
     # With the training tasks' support, a pair the population orders the other way is dropped:
     # here ItemSemantic ("1") beats LongTermPreference ("0") on average, so ("0", "1") goes.
-    support = {
+    means = {
         "LongTermPreference": 0.3,
         "LongTermPreference>ItemSemantic": 0.5,
         "ItemSemantic": 0.4,
         "ItemProfile": 0.0,
     }
+    support = ChainSupport(means, "chain")
     agreed = {(c, r) for c, r, _ in gap_pairs(row, 10, np.random.default_rng(0), 0.3, support)}
     assert agreed == {("0", "2"), ("0.1", "2"), ("0.1", "1"), ("1", "2")}
 

@@ -5,11 +5,11 @@ Best chain of a task (the hindsight expert): the highest reward; ties go to fewe
 lower chain code (a fixed order, so the expert is deterministic). With heuristic tools AvgHR moves in
 steps of 1/3, so many chains tie for a task's best and the hindsight choice is mostly a lucky single
 tool; the *supported* expert (`support` given) picks, among the chains within `epsilon` of the
-task's best, the one with the highest mean reward over the training tasks — the chain the data
-supports, which the state can predict. A DPO pair (chosen, rejected) is two chains of the same task
-where the chosen one has the higher reward, or the same reward in fewer steps (modes "best", "any");
-mode "gap" keeps only pairs whose AvgHR differs by at least `min_gap` (a real quality gap, not a
-length tie-break) and weights each by its reward gap.
+task's best, the one whose tool set has the highest mean reward over the training tasks — the chain
+the data supports, which the state can predict (`ChainSupport`). A DPO pair (chosen, rejected) is
+two chains of the same task where the chosen one has the higher reward, or the same reward in fewer
+steps (modes "best", "any"); mode "gap" keeps only pairs whose AvgHR differs by at least `min_gap`
+(a real quality gap, not a length tie-break) and weights each by its reward gap.
 """
 
 from __future__ import annotations
@@ -39,20 +39,61 @@ def chain_name(row: dict[str, Any], code: str) -> str:
     return ">".join(chain_actions(row["tools"], code)[:-1])
 
 
-def chain_support(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
-    """Chain name -> its mean reward over the rows that scored it (the training tasks)."""
+def set_name(row: dict[str, Any], code: str) -> str:
+    """A chain's tool set: its tool names sorted and joined by '+' (every order of the set shares it)."""
+    return "+".join(sorted(chain_actions(row["tools"], code)[:-1]))
+
+
+SUPPORT_BY = ("tool_set", "chain")
+"""What `ChainSupport` averages over: every order of a tool set together, or each ordered chain."""
+MIN_SUPPORT_SHARE = 0.5
+"""A tool set (or chain) scored on fewer than this share of the best-covered one's tasks has no
+support: a mean over a handful of sampled tasks is luck."""
+
+
+@dataclass(frozen=True)
+class ChainSupport:
+    """Mean reward over the training tasks of each tool set (`by="tool_set"`, the default: with
+    heuristic tools a chain's reward depends only on its set, and sampled rows score each long
+    ordered chain on a few tasks only, so per-chain means of long chains are luck) or each ordered
+    chain (`by="chain"`), among those scored on at least `MIN_SUPPORT_SHARE` of the best-covered
+    one's tasks."""
+
+    means: dict[str, float]
+    """Tool set (or chain) name -> mean reward."""
+    by: str = "tool_set"
+    """"tool_set" or "chain"."""
+
+    def key(self, row: dict[str, Any], code: str) -> str:
+        """The name a chain of `row` is averaged under."""
+        return set_name(row, code) if self.by == "tool_set" else chain_name(row, code)
+
+    def of(self, row: dict[str, Any], code: str) -> float:
+        """The mean reward behind a chain of `row` (-inf without support)."""
+        return self.means.get(self.key(row, code), -math.inf)
+
+
+def chain_support(rows: Sequence[dict[str, Any]], by: str = "tool_set") -> ChainSupport:
+    """Each tool set's (or chain's) mean reward over `rows` (the training tasks): per task the mean of
+    its scored orders, then the mean over the tasks that scored it (see `ChainSupport`)."""
+    if by not in SUPPORT_BY:
+        raise ValueError(f"unknown support {by!r}: {' or '.join(SUPPORT_BY)}")
+    probe = ChainSupport({}, by)
     sums: dict[str, float] = {}
     counts: dict[str, int] = {}
     for row in rows:
+        per_task: dict[str, list[float]] = {}
         for code, _, value in row["chains"]:
-            name = chain_name(row, code)
-            sums[name] = sums.get(name, 0.0) + float(value)
+            per_task.setdefault(probe.key(row, code), []).append(float(value))
+        for name, values in per_task.items():
+            sums[name] = sums.get(name, 0.0) + sum(values) / len(values)
             counts[name] = counts.get(name, 0) + 1
-    return {name: sums[name] / counts[name] for name in sums}
+    least = MIN_SUPPORT_SHARE * max(counts.values(), default=0)
+    return ChainSupport({name: sums[name] / counts[name] for name in sums if counts[name] >= least}, by)
 
 
 def best_chain(
-    row: dict[str, Any], support: dict[str, float] | None = None, epsilon: float = 0.0
+    row: dict[str, Any], support: ChainSupport | None = None, epsilon: float = 0.0
 ) -> tuple[str, float]:
     """(code, reward) of the task's expert chain: the hindsight best, or with `support` the
     best-supported chain among those within `epsilon` of the task's best reward (ties as before)."""
@@ -60,9 +101,7 @@ def best_chain(
     if support is None:
         return code, value
     near = [c for c in row["chains"] if c[2] >= value - epsilon - 1e-9]
-    code, _, value = min(
-        near, key=lambda c: (-support.get(chain_name(row, c[0]), -math.inf), *chain_key(c[0], c[2]))
-    )
+    code, _, value = min(near, key=lambda c: (-support.of(row, c[0]), *chain_key(c[0], c[2])))
     return code, value
 
 
@@ -167,7 +206,7 @@ def gap_pairs(
     per_task: int,
     rng: np.random.Generator,
     min_gap: float,
-    support: dict[str, float] | None = None,
+    support: ChainSupport | None = None,
 ) -> list[tuple[str, str, float]]:
     """(chosen, rejected, reward gap) of one task: a seeded sample of chain pairs whose AvgHR differs
     by at least `min_gap` (so the preference is about the ranking, not a length tie-break; a row
@@ -185,9 +224,7 @@ def gap_pairs(
         if abs(a[2] - b[2]) < min_gap - 1e-9 or a[1] == b[1]:
             continue
         good, bad = (a, b) if a[1] > b[1] else (b, a)
-        if support is not None and support.get(chain_name(row, good[0]), -math.inf) <= support.get(
-            chain_name(row, bad[0]), -math.inf
-        ):
+        if support is not None and support.of(row, good[0]) <= support.of(row, bad[0]):
             continue
         found[(good[0], bad[0])] = good[1] - bad[1]
     return [(c, r, gap) for (c, r), gap in found.items()]

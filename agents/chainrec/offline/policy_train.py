@@ -175,7 +175,7 @@ def _train(rows, max_steps, lam, config, sft_only, on_progress, space) -> TrainR
     target = expert_rule(rows, train, config)
     expert = [d for n in train for d in table.decisions(n, rows[n], target(rows[n]))]
     rng = np.random.default_rng(config.seed)
-    support = chain_support([rows[n] for n in train])
+    support = chain_support([rows[n] for n in train], config.support_by)
     pairs = {
         part: [(n, c, r, w) for n in numbers for c, r, w in task_pairs(rows[n], config, rng, support, target)]
         for part, numbers in (("train", train), ("heldout", heldout))

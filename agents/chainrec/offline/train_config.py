@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from agents.chainrec.offline.policy_data import (
+    ChainSupport,
     best_chain,
     chain_support,
     expert_pairs,
@@ -53,6 +54,10 @@ class TrainConfig:
     "supported" (among chains within `expert_epsilon` of the best, the best mean training reward)."""
     expert_epsilon: float = 0.34
     """Expert "supported": how far below the task's best reward a chain may be and still be chosen."""
+    support_by: str = "tool_set"
+    """What the supported expert and supported pairs average over the training tasks: "tool_set" (every
+    order of a set together) or "chain" (each ordered chain: before this field existed; with sampled
+    chains a long chain's mean is over a few tasks, so the expert became a lucky long chain)."""
     weight_decay: float = 1e-4
     """Adam weight decay (both stages)."""
     heldout_fraction: float = 0.2
@@ -75,7 +80,7 @@ def expert_rule(
         return lambda row: best_chain(row)[0]
     if config.expert != "supported":
         raise ValueError(f"unknown expert {config.expert!r}: hindsight or supported")
-    support = chain_support([rows[n] for n in train])
+    support = chain_support([rows[n] for n in train], config.support_by)
     return lambda row: best_chain(row, support, config.expert_epsilon)[0]
 
 
@@ -83,7 +88,7 @@ def task_pairs(
     row: dict[str, Any],
     config: TrainConfig,
     rng: np.random.Generator,
-    support: dict[str, float],
+    support: ChainSupport,
     expert: Callable[[dict[str, Any]], str],
 ) -> list[tuple[str, str, float]]:
     """(chosen, rejected, weight) pairs of one task under `config.pair_mode` (`support`: mean
