@@ -202,7 +202,12 @@ def _print_trained(trained: Any) -> None:
     )
     verb = "reused" if trained.reused else "trained"
     console.print(f"checkpoint ({verb}): {trained.folder}  (curves.png, curves.json, evaluation.json)")
-    console.print(f"data: {trained.data}")
+    from agents.chainrec.offline.routing_signal import describe
+
+    counts = {k: v for k, v in trained.data.items() if k != "routing_signal"}
+    console.print(f"data: {counts}")
+    if trained.data.get("routing_signal"):
+        console.print(describe(trained.data["routing_signal"]))
     print_comparison(trained.evaluation)
 
 

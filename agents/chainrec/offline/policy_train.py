@@ -29,7 +29,8 @@ from torch import nn
 
 from agents.chainrec.offline.policy_data import StateTable, chain_support, warm_embeddings
 from agents.chainrec.offline.rollout import greedy_chain, reward_of
-from agents.chainrec.offline.train_config import TrainConfig, expert_rule, task_pairs
+from agents.chainrec.offline.routing_signal import routing_signal
+from agents.chainrec.offline.train_config import TrainConfig, chosen_expert, expert_rule, task_pairs
 from agents.chainrec.online.features import feature_dim
 from agents.chainrec.online.policy import ActionSpace, PolicyWeights
 
@@ -172,7 +173,8 @@ def _train(rows, max_steps, lam, config, sft_only, on_progress, space) -> TrainR
     warm_embeddings(rows)
     train, heldout = split_rows(rows, config.heldout_fraction, config.seed)
     table = StateTable(max_steps, space)
-    target = expert_rule(rows, train, config)
+    signal = routing_signal([rows[n] for n in train], seed=config.seed)
+    target = expert_rule(rows, train, config, signal)
     expert = [d for n in train for d in table.decisions(n, rows[n], target(rows[n]))]
     rng = np.random.default_rng(config.seed)
     support = chain_support([rows[n] for n in train], config.support_by)
@@ -229,6 +231,8 @@ def _train(rows, max_steps, lam, config, sft_only, on_progress, space) -> TrainR
         "dpo_pairs": len(pairs["train"]),
         "heldout_pairs": len(pairs["heldout"]),
         "states": len(table.vectors),
+        "expert": chosen_expert(config, signal),
+        "routing_signal": signal,
     }
     if sft_only or not pairs["train"]:
         return result

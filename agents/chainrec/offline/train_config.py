@@ -49,11 +49,15 @@ class TrainConfig:
     """Mode "gap": keep a pair only when the training tasks' mean rewards order it the same way."""
     dpo_sft_weight: float = 1.0
     """Weight of the SFT loss on the expert decisions added to DPO's (0: plain DPO)."""
-    expert: str = "supported"
-    """SFT's target chain per task: "hindsight" (the best reward; ties: fewer steps) or
-    "supported" (among chains within `expert_epsilon` of the best, the best mean training reward)."""
+    expert: str = "auto"
+    """SFT's target chain per task: "hindsight" (the best reward; ties: fewer steps), "supported"
+    (among chains within `expert_epsilon` of the best, the best mean training reward), "contextual"
+    (among the same, the best reward its task facts predict: contextual_expert.py), or "auto":
+    contextual when the training tasks' cross-validated routing signal (routing_signal.py) shows
+    the facts choosing better sets than the best fixed one, else supported (`chosen_expert`)."""
     expert_epsilon: float = 0.34
-    """Expert "supported": how far below the task's best reward a chain may be and still be chosen."""
+    """Experts "supported" and "contextual": how far below the task's best reward a chain may be and
+    still be chosen."""
     support_by: str = "tool_set"
     """What the supported expert and supported pairs average over the training tasks: "tool_set" (every
     order of a set together) or "chain" (each ordered chain: before this field existed; with sampled
@@ -72,15 +76,41 @@ class TrainConfig:
         return asdict(self)
 
 
+EXPERTS = ("hindsight", "supported", "contextual", "auto")
+"""The SFT target rules `TrainConfig.expert` names."""
+
+
+def chosen_expert(config: TrainConfig, signal: dict[str, Any] | None) -> str:
+    """The rule `config.expert` resolves to given the training tasks' routing signal ("auto":
+    contextual when its predicted sets beat the best fixed set, else supported)."""
+    if config.expert != "auto":
+        return config.expert
+    return (
+        "contextual" if signal and signal["predicted_avg_hr"] > signal["best_fixed_avg_hr"] else "supported"
+    )
+
+
 def expert_rule(
-    rows: Sequence[dict[str, Any]], train: Sequence[int], config: TrainConfig
+    rows: Sequence[dict[str, Any]],
+    train: Sequence[int],
+    config: TrainConfig,
+    signal: dict[str, Any] | None = None,
 ) -> Callable[[dict[str, Any]], str]:
-    """row -> its SFT target chain code (`config.expert`; support measured on the training rows)."""
+    """row -> its SFT target chain code (`config.expert`; support, and for "auto" the routing signal
+    when not given, measured on the training rows)."""
     if config.expert == "hindsight":
         return lambda row: best_chain(row)[0]
-    if config.expert != "supported":
-        raise ValueError(f"unknown expert {config.expert!r}: hindsight or supported")
+    if config.expert not in EXPERTS:
+        raise ValueError(f"unknown expert {config.expert!r}: {', '.join(EXPERTS)}")
     support = chain_support([rows[n] for n in train], config.support_by)
+    if config.expert == "auto" and signal is None:
+        from agents.chainrec.offline.routing_signal import routing_signal
+
+        signal = routing_signal([rows[n] for n in train], seed=config.seed)
+    if chosen_expert(config, signal) == "contextual":
+        from agents.chainrec.offline.contextual_expert import contextual_rule
+
+        return contextual_rule(rows, train, support, config.expert_epsilon, config.seed)
     return lambda row: best_chain(row, support, config.expert_epsilon)[0]
 
 
