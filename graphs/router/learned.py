@@ -30,7 +30,14 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from agents.chainrec.offline.pipeline import HeldOut, Trained, digest, train_checkpoint
+from agents.chainrec.offline.pipeline import (
+    MIN_TRAIN_TASKS,
+    SUPPLEMENT,
+    HeldOut,
+    Trained,
+    digest,
+    train_checkpoint,
+)
 from agents.chainrec.offline.policy_train import TrainConfig
 from agents.chainrec.offline.row_library import RowLibrary
 from agents.chainrec.offline.training_env import training_environment
@@ -113,24 +120,34 @@ def ensure_router_checkpoint(
     library = row_library(ctx, config.candidates)
     base = root or catalog_root(config.dataset, ROUTER_TOOLS)
     payload = {"trajectories": config.as_dict(), "knobs": tool_knobs(ctx), "masked": dict(library.masked)}
-    folder = base / f"{config.scenario}-{digest({**payload, 'train': train.as_dict()})}"
+    keyed = {**payload, "train": train.as_dict(), "supplement_below": MIN_TRAIN_TASKS}
+    folder = base / f"{config.scenario}-{digest(keyed)}"
     # One trajectory set for every cost weight (training re-scores the rows: rollout.with_cost), so
     # router_learned_no_cost reuses router_learned's trajectories.
     unweighted = replace(config, cost_lam=0.0)
-    run_folder = base / f"trajectories-{digest({**payload, 'trajectories': unweighted.as_dict()})}"
+
+    def run_folder(scenario: str) -> Path:
+        trajectories = replace(unweighted, scenario=scenario).as_dict()
+        return base / f"trajectories-{digest({**payload, 'trajectories': trajectories})}"
+
     if (folder / "config.json").is_file():
         mark_latest(base, config.scenario, folder)
         saved = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         evaluation = json.loads((folder / "evaluation.json").read_text(encoding="utf-8"))
-        reused = existing_run(run_folder, unweighted)
+        reused = existing_run(run_folder(config.scenario), unweighted)
         return Trained(folder, True, reused, evaluation, saved.get("data", {}))
     hook = (lambda done, total: on_progress("trajectories", done, total)) if on_progress else None
     environment = get_environment(config.dataset)
-    run: TrajectoryRun = generate(environment, ctx, unweighted, run_folder, hook, library)
+    run: TrajectoryRun = generate(environment, ctx, unweighted, run_folder(config.scenario), hook, library)
     notes = {"masked_tools": dict(library.masked), "tool_knobs": payload["knobs"]}
     held_out = HeldOut(RouterRulePlanner(), len(evidence_tools(ROUTER_TOOLS)), notes)
     space = ActionSpace(ROUTER_TOOLS)
-    return train_checkpoint(run, config, train, folder, False, on_progress, space, held_out)
+    classic = replace(unweighted, scenario=SUPPLEMENT)
+
+    def classic_run() -> TrajectoryRun:
+        return generate(environment, ctx, classic, run_folder(SUPPLEMENT), hook, library)
+
+    return train_checkpoint(run, config, train, folder, False, on_progress, space, held_out, classic_run)
 
 
 def train_for_bench(request: PrepareRequest, context: RouterContext) -> Prepared:

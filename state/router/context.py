@@ -35,10 +35,11 @@ class RouterContext(ChainRecContext, MemRecContext, Amem4RecContext, AragContext
         },
     )
     router_cost_lambda: float = field(
-        default=0.00001,
+        default=0.000001,
         metadata={
             "description": "Router reward R = AvgHR@{1,3,5} - lambda_steps * tool calls - this * "
-            "tokens of the chain (the planned tokens of each tool's LLM call)."
+            "tokens of the chain (the planned tokens of each tool's LLM call). 1e-6: a ~1,800-token "
+            "call weighs 0.002 AvgHR, so cost settles near-ties and quality decides."
         },
     )
     router_collaborative: str = field(

@@ -54,7 +54,7 @@ def test_cli_trains_the_router_checkpoint_router_learned_reads(
     common = ["--library", "router", "--users", "3", "--candidates", "5", "--chain-cap", "30"]
     assert main(["chainrec", "train", *common, "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "checkpoint (trained)" in out and "cost lambda 1e-05" in out and "Δavg_hr vs best fixed" in out
+    assert "checkpoint (trained)" in out and "cost lambda 1e-06" in out and "Δavg_hr vs best fixed" in out
     folder = next(tmp_path.glob("classic-*"))
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     assert config["actions"][-5:] == [
@@ -64,7 +64,7 @@ def test_cli_trains_the_router_checkpoint_router_learned_reads(
         "CollaborativeSignal",
         "CandidateRank",
     ]
-    assert config["trajectories"]["cost_lam"] == 1e-05
+    assert config["trajectories"]["cost_lam"] == 1e-06
     assert json.loads((tmp_path / "latest.json").read_text())["classic"] == folder.name
     assert main(["chainrec", "train", *common, "--cost-lam", "0", "--out", str(tmp_path)]) == 0
     assert "cost lambda 0.0" in capsys.readouterr().out

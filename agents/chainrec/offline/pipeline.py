@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,23 @@ from world.environment import get_environment
 Progress = Callable[[str, int, int], None]
 TRAJECTORY_VERSION = 1
 """Bumped when the trajectory row layout changes (the checkpoint format has its own version)."""
+MIN_TRAIN_TASKS = 50
+"""A scenario with fewer training tasks than this (cold_item keeps a dozen users of ml-100k) also
+trains on the classic scenario's tasks: one planner over both, told apart by the state's scenario
+flag, as the paper trains one planner across scenarios. Keyed into every checkpoint."""
+SUPPLEMENT = "classic"
+"""The scenario whose tasks supplement a small one."""
+
+
+def supplemented(
+    rows: list[dict[str, Any]], scenario: str, classic: Callable[[], TrajectoryRun] | None
+) -> list[dict[str, Any]]:
+    """`rows` plus, when they are fewer than `MIN_TRAIN_TASKS` and not classic's, the classic
+    scenario's rows (`classic` makes or finds them) with their user ids prefixed "classic:"."""
+    if classic is None or scenario == SUPPLEMENT or len(rows) >= MIN_TRAIN_TASKS:
+        return rows
+    extra = read_rows(classic().path)
+    return rows + [{**row, "user_id": f"{SUPPLEMENT}:{row['user_id']}"} for row in extra]
 
 
 def digest(payload: dict[str, Any]) -> str:
@@ -51,6 +68,7 @@ def checkpoint_folder(
         "trajectories": config.as_dict(),
         "train": train.as_dict(),
         "sft_only": sft_only,
+        "supplement_below": MIN_TRAIN_TASKS,
     }
     if space is not None and space != ActionSpace.default():
         payload["actions"] = list(space.actions)
@@ -105,14 +123,17 @@ def train_checkpoint(
     on_progress: Progress | None = None,
     space: ActionSpace | None = None,
     held_out: HeldOut | None = None,
+    classic: Callable[[], TrajectoryRun] | None = None,
 ) -> Trained:
     """Train on `run`'s rows over `space`'s actions (default ChainRec's catalog), compare planners
     on the held-out tasks (`held_out`: another catalog's rule planner, fixed-chain length and notes
     recorded in config.json and evaluation.json), write the checkpoint. The rows are scored with
-    `config.cost_lam` whatever weight they were generated with (`rollout.with_cost`)."""
+    `config.cost_lam` whatever weight they were generated with (`rollout.with_cost`); a scenario
+    with too few tasks adds the classic scenario's (`supplemented`, `classic` makes them)."""
     space = space or ActionSpace.default()
     held_out = held_out or HeldOut()
-    rows = with_cost(read_rows(run.path), config.lam, config.cost_lam)
+    own = read_rows(run.path)
+    rows = with_cost(supplemented(own, config.scenario, classic), config.lam, config.cost_lam)
     result = train_policy(rows, config.max_steps, config.lam, train, sft_only, on_progress, space)
     weights = {"sft": result.sft, **({"learned": result.dpo} if result.dpo is not None else {})}
     split = result.split
@@ -121,6 +142,12 @@ def train_checkpoint(
         held_out.rule, held_out.fixed_steps,
     )  # fmt: skip
     evaluation["curves_last"] = {stage: points[-1] for stage, points in result.curves.items() if points}
+    if len(rows) > len(own):
+        evaluation["supplemented"] = {
+            "scenario": SUPPLEMENT,
+            "tasks": len(rows) - len(own),
+            "own_tasks": len(own),
+        }
     evaluation.update(held_out.notes)
     write_checkpoint(
         folder, config.as_dict(), train.as_dict(), result, evaluation, str(run.path), space, held_out.notes
@@ -150,4 +177,8 @@ def ensure_checkpoint(
         evaluation = json.loads((folder / "evaluation.json").read_text(encoding="utf-8"))
         return Trained(folder, True, run, evaluation, saved.get("data", {}))
     run = make_trajectories(config, ctx, base, on_progress)
-    return train_checkpoint(run, config, train, folder, sft_only, on_progress, space)
+    classic = replace(config, scenario=SUPPLEMENT)
+    return train_checkpoint(
+        run, config, train, folder, sft_only, on_progress, space,
+        classic=lambda: make_trajectories(classic, ctx, base, on_progress),
+    )  # fmt: skip
