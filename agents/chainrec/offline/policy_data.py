@@ -57,28 +57,36 @@ class ChainSupport:
     heuristic tools a chain's reward depends only on its set, and sampled rows score each long
     ordered chain on a few tasks only, so per-chain means of long chains are luck) or each ordered
     chain (`by="chain"`), among those scored on at least `MIN_SUPPORT_SHARE` of the best-covered
-    one's tasks."""
+    one's tasks. With `per_scenario`, rows that name their scenario are averaged per scenario (a
+    planner trained on a small scenario's tasks plus classic's backs each scenario's own chains)."""
 
     means: dict[str, float]
     """Tool set (or chain) name -> mean reward."""
     by: str = "tool_set"
     """"tool_set" or "chain"."""
+    per_scenario: bool = True
+    """Average per scenario when rows name one (False: all rows together)."""
 
     def key(self, row: dict[str, Any], code: str) -> str:
-        """The name a chain of `row` is averaged under."""
-        return set_name(row, code) if self.by == "tool_set" else chain_name(row, code)
+        """The name a chain of `row` is averaged under, prefixed with the task's scenario when the
+        row names one (a planner trained over several scenarios backs each scenario's own chains)."""
+        name = set_name(row, code) if self.by == "tool_set" else chain_name(row, code)
+        scenario = row.get("task", {}).get("scenario") if self.per_scenario else None
+        return f"{scenario}:{name}" if scenario else name
 
     def of(self, row: dict[str, Any], code: str) -> float:
         """The mean reward behind a chain of `row` (-inf without support)."""
         return self.means.get(self.key(row, code), -math.inf)
 
 
-def chain_support(rows: Sequence[dict[str, Any]], by: str = "tool_set") -> ChainSupport:
+def chain_support(
+    rows: Sequence[dict[str, Any]], by: str = "tool_set", per_scenario: bool = True
+) -> ChainSupport:
     """Each tool set's (or chain's) mean reward over `rows` (the training tasks): per task the mean of
     its scored orders, then the mean over the tasks that scored it (see `ChainSupport`)."""
     if by not in SUPPORT_BY:
         raise ValueError(f"unknown support {by!r}: {' or '.join(SUPPORT_BY)}")
-    probe = ChainSupport({}, by)
+    probe = ChainSupport({}, by, per_scenario)
     sums: dict[str, float] = {}
     counts: dict[str, int] = {}
     for row in rows:
@@ -88,8 +96,12 @@ def chain_support(rows: Sequence[dict[str, Any]], by: str = "tool_set") -> Chain
         for name, values in per_task.items():
             sums[name] = sums.get(name, 0.0) + sum(values) / len(values)
             counts[name] = counts.get(name, 0) + 1
-    least = MIN_SUPPORT_SHARE * max(counts.values(), default=0)
-    return ChainSupport({name: sums[name] / counts[name] for name in sums if counts[name] >= least}, by)
+    scenario_of = {name: name.split(":", 1)[0] if ":" in name else "" for name in counts}
+    most: dict[str, int] = {}
+    for name, count in counts.items():
+        most[scenario_of[name]] = max(most.get(scenario_of[name], 0), count)
+    kept = {n: sums[n] / counts[n] for n in sums if counts[n] >= MIN_SUPPORT_SHARE * most[scenario_of[n]]}
+    return ChainSupport(kept, by, per_scenario)
 
 
 def best_chain(

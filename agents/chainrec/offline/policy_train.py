@@ -177,7 +177,7 @@ def _train(rows, max_steps, lam, config, sft_only, on_progress, space) -> TrainR
     target = expert_rule(rows, train, config, signal)
     expert = [d for n in train for d in table.decisions(n, rows[n], target(rows[n]))]
     rng = np.random.default_rng(config.seed)
-    support = chain_support([rows[n] for n in train], config.support_by)
+    support = chain_support([rows[n] for n in train], config.support_by, config.support_per_scenario)
     pairs = {
         part: [(n, c, r, w) for n in numbers for c, r, w in task_pairs(rows[n], config, rng, support, target)]
         for part, numbers in (("train", train), ("heldout", heldout))

@@ -62,6 +62,9 @@ class TrainConfig:
     """What the supported expert and supported pairs average over the training tasks: "tool_set" (every
     order of a set together) or "chain" (each ordered chain: before this field existed; with sampled
     chains a long chain's mean is over a few tasks, so the expert became a lucky long chain)."""
+    support_per_scenario: bool = True
+    """Support is averaged per scenario when the rows span several (a small scenario trained with
+    the classic scenario's tasks: pipeline.supplemented)."""
     weight_decay: float = 1e-4
     """Adam weight decay (both stages)."""
     heldout_fraction: float = 0.2
@@ -102,7 +105,7 @@ def expert_rule(
         return lambda row: best_chain(row)[0]
     if config.expert not in EXPERTS:
         raise ValueError(f"unknown expert {config.expert!r}: {', '.join(EXPERTS)}")
-    support = chain_support([rows[n] for n in train], config.support_by)
+    support = chain_support([rows[n] for n in train], config.support_by, config.support_per_scenario)
     if config.expert == "auto" and signal is None:
         from agents.chainrec.offline.routing_signal import routing_signal
 
