@@ -34,3 +34,31 @@ def test_small_scenarios_add_classic_tasks_with_prefixed_ids(monkeypatch: pytest
     assert pipeline.supplemented(own, "classic", classic) is own
     assert pipeline.supplemented(own, "cold_item", None) is own
     assert asked == ["classic"]
+
+
+def test_support_is_per_scenario_so_a_small_scenario_keeps_its_own_chains() -> None:
+    from agents.chainrec.offline.policy_data import best_chain, chain_support
+
+    def row(user: str, scenario: str, chains: dict[str, float]) -> dict[str, Any]:
+        return {
+            "user_id": user,
+            "task": {"scenario": scenario},
+            "tools": ["LongTermPreference", "ItemSemantic"],
+            "rankings": {},
+            "chains": [[code, code, value] for code, value in chains.items()],
+        }
+
+    classic = [row(u, "classic", {"0": 1.0, "1": 0.0}) for u in ("a", "b")]
+    cold = row("classic:c", "cold_item", {"0": 0.0, "1": 0.9})
+    support = chain_support([*classic, cold])
+    assert support.means == {
+        "classic:LongTermPreference": 1.0,
+        "classic:ItemSemantic": 0.0,
+        "cold_item:LongTermPreference": 0.0,
+        "cold_item:ItemSemantic": 0.9,
+    }
+    assert best_chain(cold, support, 1.0) == ("1", 0.9)
+    # Pooled over scenarios, classic's two tasks outvote the cold-item task's own evidence.
+    pooled = chain_support([*classic, cold], per_scenario=False)
+    assert pooled.means == pytest.approx({"LongTermPreference": 2 / 3, "ItemSemantic": 0.3})
+    assert best_chain(cold, pooled, 1.0) == ("0", 0.0)
