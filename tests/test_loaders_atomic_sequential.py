@@ -119,3 +119,16 @@ def test_sequential_unknown_item(tmp_path: Path) -> None:
 def test_unknown_dataset_name() -> None:
     with pytest.raises(DatasetNotFoundError, match="unknown dataset 'ml-20m'"):
         load_dataset("ml-20m")
+
+
+def test_a_dataset_path_spelt_two_ways_shares_one_cache_key(
+    tiny_dataset_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Relative or absolute, from any folder: the cache key names the data, not the spelling."""
+    from world.paths import dataset_key
+
+    monkeypatch.chdir(tiny_dataset_dir.parent)
+    relative = load_dataset("./tiny")
+    absolute = load_dataset(str(tiny_dataset_dir))
+    assert relative.source == absolute.source == str(tiny_dataset_dir.resolve())
+    assert dataset_key(relative) == dataset_key(absolute)

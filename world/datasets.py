@@ -83,7 +83,9 @@ def _load_cached(spec: str) -> Dataset:
         # Named by what it is, not where this venv extracted it: caches and AMEM4Rec pools of
         # ml-100k stay valid across checkouts and virtual environments.
         return replace(load_recbole_atomic(recbole_example_folder(spec), spec), source=f"builtin:{spec}")
-    return load_path(Path(spec).expanduser())
+    # Resolved, so the cache key (world.paths.dataset_key) names the data, not how the path was spelt
+    # or which folder the command ran from.
+    return load_path(Path(spec).expanduser().resolve())
 
 
 @contextmanager
