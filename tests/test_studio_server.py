@@ -206,7 +206,7 @@ def test_a_method_needing_trained_state_refuses_in_one_line_on_a_cold_cache(
     message = result["__error__"]["message"]
     assert message.startswith(f"no learned planner checkpoint for {server.dataset} (classic): train one with")
     train = (
-        "recgraph bench --methods router_learned" if name.startswith("router") else "recgraph chainrec train"
+        "recgraph chainrec train --library router" if name.startswith("router") else "recgraph chainrec train"
     )
     assert f"{train} --dataset" in message and "\n" not in message
 
