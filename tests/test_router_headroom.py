@@ -55,3 +55,25 @@ def test_no_block_without_a_router_or_without_another_method() -> None:
     assert router_headroom(_rows({"itemknn": [1.0], "memrec": [0.0]})) is None
     assert router_headroom(_rows({"router": [1.0]})) is None
     assert headroom_markdown(None) == ""
+
+
+def test_metrics_json_and_report_md_carry_the_block(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from bench import report
+
+    rows = _rows({"itemknn": [1.0, 0.0], "memrec": [0.0, 1.0], "router_learned": [1.0, 1.0]})
+    block = router_headroom(rows)
+    protocol = {"candidates": 10, "seed": 0, "scenario": "classic", "users": 2, "llm": "heuristic"}
+    methods = {m: {"ndcg@5": sum(r["ndcg@5"] for r in u.values()) / 2, "users": 2} for m, u in rows.items()}
+    document = json.loads(
+        report.write_metrics(tmp_path, "ml-100k", protocol, methods, router_headroom=block).read_text()
+    )
+    assert document["router_headroom"]["best_single"]["method"] == "itemknn"
+    assert document["router_headroom"]["routers"]["router_learned"]["headroom_share"] == pytest.approx(1.0)
+    text = report.write_report_md(tmp_path, "ml-100k", protocol, methods, router_headroom=block).read_text()
+    assert "## Router against the methods it routes between" in text
+    assert "| router_learned | 1.0000 | +0.5000 ≈ |" in text
+    assert "router_headroom" not in json.loads(
+        report.write_metrics(tmp_path, "ml-100k", protocol, methods).read_text()
+    )
