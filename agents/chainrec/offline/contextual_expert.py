@@ -22,41 +22,34 @@ from typing import Any
 import numpy as np
 
 from agents.chainrec.offline.policy_data import ChainSupport, chain_key, set_name
-from agents.chainrec.offline.routing_signal import FOLDS, RIDGE_ALPHA, facts_vector, set_table
-
-
-def _model() -> Any:
-    from sklearn.linear_model import Ridge
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
-    return make_pipeline(StandardScaler(), Ridge(alpha=RIDGE_ALPHA))
+from agents.chainrec.offline.routing_signal import CrossFit, cross_fit, facts_vector, ridge
 
 
 def predicted_quality(
-    rows: Sequence[dict[str, Any]], train: Sequence[int], seed: int
+    rows: Sequence[dict[str, Any]], train: Sequence[int], seed: int, fit: CrossFit | None = None
 ) -> tuple[list[str], dict[str, np.ndarray], Callable[[dict[str, Any]], np.ndarray]]:
-    """(set names, cross-fitted predictions by training row's user id, a predictor for any other row)."""
-    from sklearn.model_selection import KFold
-
+    """(set names, cross-fitted predictions by training row's user id, a predictor for any other
+    row); `fit`: the training rows' `cross_fit` when the caller has it already."""
     chosen = [rows[n] for n in train]
-    names, quality = set_table(chosen)
-    if not names or len(chosen) < FOLDS:
+    fit = fit or cross_fit(chosen, seed=seed)
+    if fit is None:
         return [], {}, lambda row: np.zeros(0)
-    features = np.stack([facts_vector(row["facts"]) for row in chosen])
-    cross = np.empty_like(quality)
-    for fit, out in KFold(FOLDS, shuffle=True, random_state=seed).split(features):
-        cross[out] = _model().fit(features[fit], quality[fit]).predict(features[out])
-    full = _model().fit(features, quality)
-    by_user = {row["user_id"]: cross[i] for i, row in enumerate(chosen)}
-    return names, by_user, lambda row: full.predict(facts_vector(row["facts"])[None, :])[0]
+    full = ridge().fit(fit.features, fit.quality)
+    by_user = {row["user_id"]: fit.predicted[i] for i, row in enumerate(chosen)}
+    return fit.names, by_user, lambda row: full.predict(facts_vector(row["facts"])[None, :])[0]
 
 
 def contextual_rule(
-    rows: Sequence[dict[str, Any]], train: Sequence[int], support: ChainSupport, epsilon: float, seed: int
+    rows: Sequence[dict[str, Any]],
+    train: Sequence[int],
+    support: ChainSupport,
+    epsilon: float,
+    seed: int,
+    fit: CrossFit | None = None,
 ) -> Callable[[dict[str, Any]], str]:
-    """row -> its contextual expert chain code (see the module docstring)."""
-    names, by_user, predict = predicted_quality(rows, train, seed)
+    """row -> its contextual expert chain code (see the module docstring; `fit` as in
+    `predicted_quality`)."""
+    names, by_user, predict = predicted_quality(rows, train, seed, fit)
     column = {name: i for i, name in enumerate(names)}
 
     def expert(row: dict[str, Any]) -> str:

@@ -67,12 +67,16 @@ class ChainSupport:
     per_scenario: bool = True
     """Average per scenario when rows name one (False: all rows together)."""
 
+    def group(self, row: dict[str, Any]) -> str:
+        """The scenario `row` is averaged within ("" when not per scenario or the row names none)."""
+        return row.get("task", {}).get("scenario", "") if self.per_scenario else ""
+
     def key(self, row: dict[str, Any], code: str) -> str:
-        """The name a chain of `row` is averaged under, prefixed with the task's scenario when the
-        row names one (a planner trained over several scenarios backs each scenario's own chains)."""
+        """The name a chain of `row` is averaged under, prefixed with its `group` when there is one
+        (a planner trained over several scenarios backs each scenario's own chains)."""
         name = set_name(row, code) if self.by == "tool_set" else chain_name(row, code)
-        scenario = row.get("task", {}).get("scenario") if self.per_scenario else None
-        return f"{scenario}:{name}" if scenario else name
+        group = self.group(row)
+        return f"{group}:{name}" if group else name
 
     def of(self, row: dict[str, Any], code: str) -> float:
         """The mean reward behind a chain of `row` (-inf without support)."""
@@ -89,6 +93,7 @@ def chain_support(
     probe = ChainSupport({}, by, per_scenario)
     sums: dict[str, float] = {}
     counts: dict[str, int] = {}
+    group_of: dict[str, str] = {}
     for row in rows:
         per_task: dict[str, list[float]] = {}
         for code, _, value in row["chains"]:
@@ -96,11 +101,11 @@ def chain_support(
         for name, values in per_task.items():
             sums[name] = sums.get(name, 0.0) + sum(values) / len(values)
             counts[name] = counts.get(name, 0) + 1
-    scenario_of = {name: name.split(":", 1)[0] if ":" in name else "" for name in counts}
+            group_of[name] = probe.group(row)
     most: dict[str, int] = {}
     for name, count in counts.items():
-        most[scenario_of[name]] = max(most.get(scenario_of[name], 0), count)
-    kept = {n: sums[n] / counts[n] for n in sums if counts[n] >= MIN_SUPPORT_SHARE * most[scenario_of[n]]}
+        most[group_of[name]] = max(most.get(group_of[name], 0), count)
+    kept = {n: sums[n] / counts[n] for n in sums if counts[n] >= MIN_SUPPORT_SHARE * most[group_of[n]]}
     return ChainSupport(kept, by, per_scenario)
 
 

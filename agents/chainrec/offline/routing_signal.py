@@ -14,10 +14,12 @@ and backend, whatever the policy's capacity; the oracle is then mostly luck amon
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from agents.chainrec.offline.policy_data import set_name
 from agents.chainrec.online.features import TASK_FEATURES, state_vector
 
 FOLDS = 5
@@ -31,17 +33,69 @@ def facts_vector(facts: dict[str, Any]) -> np.ndarray:
     return state_vector(facts, [], 1, np.zeros(0, dtype=np.float32), tools=())
 
 
+def ridge() -> Any:
+    """The model of every tool set's AvgHR from the task facts (standardised, then ridge)."""
+    from sklearn.linear_model import Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    return make_pipeline(StandardScaler(), Ridge(alpha=RIDGE_ALPHA))
+
+
 def set_table(rows: Sequence[dict[str, Any]]) -> tuple[list[str], np.ndarray]:
     """(tool set names, AvgHR per row and set) over the sets every row ranked."""
-    per_row = []
-    for row in rows:
-        tools = row["tools"]
-        named = {}
-        for key, ranking in row["rankings"].items():
-            named["+".join(sorted(tools[int(i)] for i in key.split(".")))] = float(ranking["avg_hr"])
-        per_row.append(named)
+    per_row = [{set_name(row, key): float(r["avg_hr"]) for key, r in row["rankings"].items()} for row in rows]
     common = sorted(set.intersection(*(set(named) for named in per_row))) if per_row else []
     return common, np.array([[named[name] for name in common] for named in per_row], dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class CrossFit:
+    """The k-fold fit over a list of training rows (`cross_fit`): what the routing signal summarises
+    and the contextual expert's predictions for those rows."""
+
+    names: list[str]
+    """The tool sets ranked on every row."""
+    quality: np.ndarray
+    """AvgHR per row and set."""
+    features: np.ndarray
+    """The task facts per row (`facts_vector`)."""
+    predicted: np.ndarray
+    """Each row's predicted AvgHR per set, from the model fitted on the other folds."""
+    fixed: np.ndarray
+    """Each row's AvgHR under its fold's best fixed set (the highest mean on the other folds)."""
+    folds: int
+    """How many folds."""
+
+    def signal(self) -> dict[str, Any]:
+        """The diagnostic: predicted-best set against the best fixed set and the oracle."""
+        rows = np.arange(len(self.quality))
+        return {
+            "tasks": len(self.quality),
+            "tool_sets": len(self.names),
+            "folds": self.folds,
+            "features": list(TASK_FEATURES),
+            "best_fixed_avg_hr": round(float(self.fixed.mean()), 4),
+            "predicted_avg_hr": round(float(self.quality[rows, self.predicted.argmax(axis=1)].mean()), 4),
+            "oracle_avg_hr": round(float(self.quality.max(axis=1).mean()), 4),
+        }
+
+
+def cross_fit(rows: Sequence[dict[str, Any]], folds: int = FOLDS, seed: int = 0) -> CrossFit | None:
+    """The k-fold ridge fit over `rows` (trajectory rows), or None with fewer rows than folds or no
+    tool set ranked on every row."""
+    from sklearn.model_selection import KFold
+
+    names, quality = set_table(rows)
+    if len(rows) < folds or not names:
+        return None
+    features = np.stack([facts_vector(row["facts"]) for row in rows])
+    predicted = np.empty_like(quality)
+    fixed = np.empty(len(rows))
+    for train, test in KFold(folds, shuffle=True, random_state=seed).split(features):
+        fixed[test] = quality[test, int(np.argmax(quality[train].mean(axis=0)))]
+        predicted[test] = ridge().fit(features[train], quality[train]).predict(features[test])
+    return CrossFit(names, quality, features, predicted, fixed, folds)
 
 
 def routing_signal(
@@ -49,32 +103,8 @@ def routing_signal(
 ) -> dict[str, Any] | None:
     """The diagnostic over `rows` (trajectory rows), or None with fewer tasks than folds or no tool
     set ranked on every task."""
-    from sklearn.linear_model import Ridge
-    from sklearn.model_selection import KFold
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
-    names, quality = set_table(rows)
-    if len(rows) < folds or not names:
-        return None
-    features = np.stack([facts_vector(row["facts"]) for row in rows])
-    chosen_fixed = np.empty(len(rows))
-    chosen_predicted = np.empty(len(rows))
-    for train, test in KFold(folds, shuffle=True, random_state=seed).split(features):
-        best = int(np.argmax(quality[train].mean(axis=0)))
-        chosen_fixed[test] = quality[test, best]
-        model = make_pipeline(StandardScaler(), Ridge(alpha=RIDGE_ALPHA)).fit(features[train], quality[train])
-        picks = np.argmax(model.predict(features[test]), axis=1)
-        chosen_predicted[test] = quality[test, picks]
-    return {
-        "tasks": len(rows),
-        "tool_sets": len(names),
-        "folds": folds,
-        "features": list(TASK_FEATURES),
-        "best_fixed_avg_hr": round(float(chosen_fixed.mean()), 4),
-        "predicted_avg_hr": round(float(chosen_predicted.mean()), 4),
-        "oracle_avg_hr": round(float(quality.max(axis=1).mean()), 4),
-    }
+    fit = cross_fit(rows, folds, seed)
+    return fit.signal() if fit else None
 
 
 def describe(signal: dict[str, Any] | None) -> str:

@@ -18,6 +18,7 @@ from agents.chainrec.offline.policy_data import (
     gap_pairs,
     preference_pairs,
 )
+from agents.chainrec.offline.routing_signal import CrossFit, cross_fit
 
 
 @dataclass(frozen=True)
@@ -97,23 +98,24 @@ def expert_rule(
     rows: Sequence[dict[str, Any]],
     train: Sequence[int],
     config: TrainConfig,
-    signal: dict[str, Any] | None = None,
+    fit: CrossFit | None = None,
+    support: ChainSupport | None = None,
 ) -> Callable[[dict[str, Any]], str]:
-    """row -> its SFT target chain code (`config.expert`; support, and for "auto" the routing signal
-    when not given, measured on the training rows)."""
+    """row -> its SFT target chain code (`config.expert`; the support and, for "contextual" and
+    "auto", the training rows' `cross_fit` are measured on the training rows unless given)."""
     if config.expert == "hindsight":
         return lambda row: best_chain(row)[0]
     if config.expert not in EXPERTS:
         raise ValueError(f"unknown expert {config.expert!r}: {', '.join(EXPERTS)}")
-    support = chain_support([rows[n] for n in train], config.support_by, config.support_per_scenario)
-    if config.expert == "auto" and signal is None:
-        from agents.chainrec.offline.routing_signal import routing_signal
-
-        signal = routing_signal([rows[n] for n in train], seed=config.seed)
-    if chosen_expert(config, signal) == "contextual":
+    chosen = [rows[n] for n in train]
+    if support is None:
+        support = chain_support(chosen, config.support_by, config.support_per_scenario)
+    if config.expert in ("contextual", "auto") and fit is None:
+        fit = cross_fit(chosen, seed=config.seed)
+    if chosen_expert(config, fit.signal() if fit else None) == "contextual":
         from agents.chainrec.offline.contextual_expert import contextual_rule
 
-        return contextual_rule(rows, train, support, config.expert_epsilon, config.seed)
+        return contextual_rule(rows, train, support, config.expert_epsilon, config.seed, fit)
     return lambda row: best_chain(row, support, config.expert_epsilon)[0]
 
 
