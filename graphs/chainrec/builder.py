@@ -27,7 +27,7 @@ from agents.chainrec.online.catalog import CANDIDATE_RANK, ToolSpec
 from agents.chainrec.online.degraded import switched_off
 from agents.chainrec.online.learned_planner import LearnedPlanner, needs_blocking
 from agents.chainrec.online.mask import feasibility, forced
-from agents.chainrec.online.planners import planner_for
+from agents.chainrec.online.planners import planner_for, ranking_context
 from agents.chainrec.online.planning import PlanView, planner_call
 from agents.chainrec.online.tool_agent import answer_context, memory_entry, tool_task
 from graphs.chainrec.episode import episode_details, episode_of
@@ -205,7 +205,9 @@ def rank_preparer(library: PlannerLibrary) -> PrepareAgent:
     """CandidateRank's prepare: the final permutation with rationales, and the episode's details."""
 
     def prepare_rank(state: ChainRecState, ctx: ChainRecContext, env: Environment) -> AgentCall:
-        return rank_agent(state, ctx, env, library.details_extras(state, ctx))
+        scenario = state.get("scenario") or "classic"
+        ranked_with = ranking_context(ctx, library.catalog_of(ctx), scenario)
+        return rank_agent(state, ranked_with, env, library.details_extras(state, ctx))
 
     return prepare_rank
 
@@ -240,6 +242,11 @@ def _planner_blocks(state: ChainRecState) -> bool:
     return needs_blocking(current_context(), state.get("scenario") or "classic", state.get("memory", []))
 
 
+def _learned_ranks(state: ChainRecState) -> bool:
+    """CandidateRank under the learned planner reads its checkpoint's fusion weights (a file)."""
+    return current_context().chainrec_planner == "learned"
+
+
 def build_planner_graph(library: PlannerLibrary) -> StateGraph:
     """The uncompiled planner graph over `library`: one node per tool, the planner's conditional edge
     listing every node it can lead to (Studio draws one branch each)."""
@@ -266,7 +273,8 @@ def build_planner_graph(library: PlannerLibrary) -> StateGraph:
         builder.add_node(spec.node, node)
         builder.add_edge(spec.node, PLANNER)
         targets.append(spec.node)
-    builder.add_node(RANK_NODE, agent_node(RANK_NODE, rank_preparer(library)))
+    rank = agent_node(RANK_NODE, rank_preparer(library), blocking_prepare=_learned_ranks)
+    builder.add_node(RANK_NODE, rank)
     builder.add_edge(START, VALIDATE_NODE)
     builder.add_edge(VALIDATE_NODE, PLANNER)
     builder.add_conditional_edges(PLANNER, route_for(library), [*targets, RANK_NODE])

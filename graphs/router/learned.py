@@ -147,7 +147,7 @@ def ensure_router_checkpoint(
     def classic_run() -> TrajectoryRun:
         return generate(environment, ctx, classic, run_folder(SUPPLEMENT), hook, library)
 
-    return train_checkpoint(run, config, train, folder, False, on_progress, space, held_out, classic_run)
+    return train_checkpoint(run, config, train, folder, False, on_progress, space, held_out, classic_run, ctx)
 
 
 def train_for_bench(request: PrepareRequest, context: RouterContext) -> Prepared:

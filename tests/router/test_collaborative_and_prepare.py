@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.baselines.classic import score_itemknn
+from agents.baselines.classic import score_bpr, score_itemknn
 from agents.chainrec.online.evidence import percentile_ranks
 from agents.chainrec.online.method_tools.collaborative import collaborative_signal
 from agents.chainrec.online.tool_agent import Episode
@@ -32,8 +32,9 @@ def episode(user: str, scenario: str = "classic", ctx: ChainRecContext | None = 
 
 def test_collaborative_signal_is_item_knn_over_the_visible_history_rank_normalised() -> None:
     env = get_environment("ml-100k")
+    knn_only = RouterContext(router_collaborative="itemknn")
     for scenario in ("classic", "cold_user"):
-        fetched = collaborative_signal(episode("7", scenario))
+        fetched = collaborative_signal(episode("7", scenario, knn_only))
         history = env.history("7", scenario)
         raw = score_itemknn(env, BaselinesContext(), "7", history, list(CANDIDATES), scenario)
         expected = np.round(percentile_ranks(raw), 4)
@@ -42,9 +43,20 @@ def test_collaborative_signal_is_item_knn_over_the_visible_history_rank_normalis
         assert not fetched.needed and fetched.candidates == CANDIDATES
         assert fetched.stats["collaborative_items"] == len(history)
         assert fetched.stats["linked_candidates"] == int((raw > 1e-6).sum())
+
+
+def test_by_default_collaborative_signal_averages_item_knn_and_bpr_ranks() -> None:
+    env = get_environment("ml-100k")
+    history = env.history("7", "classic")
+    knobs = BaselinesContext()
+    knn = percentile_ranks(score_itemknn(env, knobs, "7", history, list(CANDIDATES), "classic"))
+    bpr = percentile_ranks(score_bpr(env, knobs, "7", history, list(CANDIDATES), "classic"))
+    fetched = collaborative_signal(episode("7"))
+    assert [e.score for e in fetched.fallback.items] == list(np.round((knn + bpr) / 2, 4))
+    assert "itemknn+bpr rank" in fetched.fallback.items[0].note
     # ChainRec's context (no router knobs) scores the same way, with the baselines' defaults
     plain = collaborative_signal(episode("7", ctx=ChainRecContext()))
-    assert plain.fallback == collaborative_signal(episode("7")).fallback
+    assert plain.fallback == fetched.fallback
 
 
 def test_collaborative_signal_refuses_an_unknown_scorer() -> None:

@@ -16,10 +16,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from agents.chainrec.offline.fusion_fit import learn_fusion
 from agents.chainrec.offline.planner_eval import compare_planners
 from agents.chainrec.offline.policy_store import write_checkpoint
-from agents.chainrec.offline.policy_train import TrainConfig, train_policy
+from agents.chainrec.offline.policy_train import TrainConfig, split_rows, train_policy
 from agents.chainrec.offline.rollout import with_cost
+from agents.chainrec.offline.training_env import training_environment
 from agents.chainrec.offline.training_tasks import TrajectoryConfig
 from agents.chainrec.offline.trajectories import TrajectoryRun, existing_run, generate, read_rows
 from agents.chainrec.online.planning import Planner
@@ -114,6 +116,19 @@ class Trained:
     """Counts: tasks, decisions, pairs."""
 
 
+def fused_rows(
+    rows: list[dict[str, Any]], config: TrajectoryConfig, train: TrainConfig, ctx: Any
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """(rows, the fusion record): the rows re-fused with weights learned on the training split
+    (fusion_fit.py, `train.fusion`), or as they are (mode "context", rows an LLM ranked, or a fit that
+    did not beat the context's weights)."""
+    if config.llm != "heuristic" or ctx is None:
+        return rows, {"mode": train.fusion, "used": "context", "why": "CandidateRank was not the fusion"}
+    env = training_environment(get_environment(config.dataset))
+    fitted, _ = split_rows(rows, train.heldout_fraction, train.seed)
+    return learn_fusion(rows, fitted, env, ctx, train.fusion, config.lam, config.cost_lam)
+
+
 def train_checkpoint(
     run: TrajectoryRun,
     config: TrajectoryConfig,
@@ -124,16 +139,19 @@ def train_checkpoint(
     space: ActionSpace | None = None,
     held_out: HeldOut | None = None,
     classic: Callable[[], TrajectoryRun] | None = None,
+    ctx: Any = None,
 ) -> Trained:
     """Train on `run`'s rows over `space`'s actions (default ChainRec's catalog), compare planners
     on the held-out tasks (`held_out`: another catalog's rule planner, fixed-chain length and notes
     recorded in config.json and evaluation.json), write the checkpoint. The rows are scored with
     `config.cost_lam` whatever weight they were generated with (`rollout.with_cost`); a scenario
-    with too few tasks adds the classic scenario's (`supplemented`, `classic` makes them)."""
+    with too few tasks adds the classic scenario's (`supplemented`, `classic` makes them); with
+    `ctx` (the knobs the rows were made with) the fusion weights are learned first (`fused_rows`)."""
     space = space or ActionSpace.default()
     held_out = held_out or HeldOut()
     own = read_rows(run.path)
     rows = with_cost(supplemented(own, config.scenario, classic), config.lam, config.cost_lam)
+    rows, fusion = fused_rows(rows, config, train, ctx)
     result = train_policy(rows, config.max_steps, config.lam, train, sft_only, on_progress, space)
     weights = {"sft": result.sft, **({"learned": result.dpo} if result.dpo is not None else {})}
     split = result.split
@@ -149,9 +167,11 @@ def train_checkpoint(
             "own_tasks": len(own),
         }
     evaluation.update(held_out.notes)
+    evaluation["fusion"] = fusion
     write_checkpoint(
-        folder, config.as_dict(), train.as_dict(), result, evaluation, str(run.path), space, held_out.notes
-    )
+        folder, config.as_dict(), train.as_dict(), result, evaluation, str(run.path), space,
+        {**held_out.notes, "fusion": fusion},
+    )  # fmt: skip
     mark_latest(folder.parent, config.scenario, folder)
     return Trained(folder, False, run, evaluation, result.data)
 
@@ -180,5 +200,5 @@ def ensure_checkpoint(
     classic = replace(config, scenario=SUPPLEMENT)
     return train_checkpoint(
         run, config, train, folder, sft_only, on_progress, space,
-        classic=lambda: make_trajectories(classic, ctx, base, on_progress),
+        classic=lambda: make_trajectories(classic, ctx, base, on_progress), ctx=ctx,
     )  # fmt: skip

@@ -90,23 +90,25 @@ def quality_of(row: dict[str, Any], tools: Sequence[str], lam: float = 0.0) -> f
     return float(ranking["avg_hr"]) if ranking else None
 
 
+def rescored(row: dict[str, Any], lam: float, cost_lam: float) -> dict[str, Any]:
+    """The row with each chain's R(τ) recomputed from its recorded AvgHR, length and tokens under
+    `lam` and token weight `cost_lam`."""
+    chains = []
+    for code, key, _ in row["chains"]:
+        tools = chain_actions(row["tools"], code)[:-1]
+        quality = row["rankings"][key]["avg_hr"]
+        value = reward(quality, len(tools), lam, chain_tokens(row, tools), cost_lam)
+        chains.append([code, key, round(value, 6)])
+    return {**row, "chains": chains, "cost_lam": cost_lam}
+
+
 def with_cost(rows: list[dict[str, Any]], lam: float, cost_lam: float) -> list[dict[str, Any]]:
-    """The rows scored with token weight `cost_lam`: each chain's R(τ) recomputed from its recorded
-    AvgHR, length and tokens (what generating them with that weight would have written). A row's
-    rankings and tokens do not depend on the weight, so one trajectory set serves every λ_cost."""
-    scored = []
-    for row in rows:
-        if float(row.get("cost_lam", 0.0)) == cost_lam:
-            scored.append(row)
-            continue
-        chains = []
-        for code, key, _ in row["chains"]:
-            tools = chain_actions(row["tools"], code)[:-1]
-            quality = row["rankings"][key]["avg_hr"]
-            value = reward(quality, len(tools), lam, chain_tokens(row, tools), cost_lam)
-            chains.append([code, key, round(value, 6)])
-        scored.append({**row, "chains": chains, "cost_lam": cost_lam})
-    return scored
+    """The rows scored with token weight `cost_lam` (`rescored`: what generating them with that
+    weight would have written). A row's rankings and tokens do not depend on the weight, so one
+    trajectory set serves every λ_cost."""
+    return [
+        row if float(row.get("cost_lam", 0.0)) == cost_lam else rescored(row, lam, cost_lam) for row in rows
+    ]
 
 
 def reward_of(

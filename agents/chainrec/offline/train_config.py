@@ -66,6 +66,10 @@ class TrainConfig:
     support_per_scenario: bool = True
     """Support is averaged per scenario when the rows span several (a small scenario trained with
     the classic scenario's tasks: pipeline.supplemented)."""
+    fusion: str = "auto"
+    """CandidateRank's fusion weights (fusion_fit.py): "context" (the run's named weights), "learned"
+    (fitted on the training tasks' tool answers, then every row re-fused with them) or "auto" (learned
+    when their cross-validated AvgHR beats the context weights' best tool set)."""
     weight_decay: float = 1e-4
     """Adam weight decay (both stages)."""
     heldout_fraction: float = 0.2

@@ -12,14 +12,16 @@ Every memory entry e turns into a signal s_e(c) in [0, 1] over the candidates, r
   NegativePreference: 1 − that match.
 score(c) = Σ_e w_tool(e) · confidence(e) · s_e(c) / Σ_e w_tool(e) · confidence(e); ties keep the
 candidates' order. The weights are `Context.chainrec_weight_*` (the method tools' are RouterContext
-fields; a context without them, ChainRec's, weighs them 0).
+fields; a context without them, ChainRec's, weighs them 0); a learned planner's checkpoint may carry
+weights fitted on its training tasks (agents/chainrec/offline/fusion_fit.py), which
+`with_fusion_weights` puts into the context its CandidateRank ranks with.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -89,6 +91,15 @@ def fusion_weights(ctx: ChainRecContext) -> dict[str, float]:
     return {tool: float(getattr(ctx, field, 0.0)) for tool, field in WEIGHT_FIELDS.items()}
 
 
+def with_fusion_weights(ctx: ChainRecContext, weights: Mapping[str, float] | None) -> ChainRecContext:
+    """`ctx` with the fusion weights of `weights` (tool -> weight; a tool the context has no field
+    for is left out, no weights: `ctx` itself)."""
+    if not weights:
+        return ctx
+    fields = {WEIGHT_FIELDS[tool]: float(w) for tool, w in weights.items() if tool in WEIGHT_FIELDS}
+    return replace(ctx, **{name: value for name, value in fields.items() if hasattr(ctx, name)})
+
+
 SHARE = re.compile(r"([^,;:()]+?) (\d{1,3})%")
 """A category share as the tools write distributions: `Drama 31%`."""
 
@@ -129,10 +140,12 @@ def fuse(
     ctx: ChainRecContext,
     records: Sequence[Mapping[str, Any]],
     memory: Sequence[MemoryEntry],
+    weights: Mapping[str, float] | None = None,
 ) -> Fused:
-    """Fuse the memory's evidence over the candidates (`get_item` records, in input order)."""
+    """Fuse the memory's evidence over the candidates (`get_item` records, in input order) with
+    `weights` (tool -> weight; default the context's)."""
     candidates = [r["item_id"] for r in records]
-    weights = fusion_weights(ctx)
+    weights = fusion_weights(ctx) if weights is None else weights
     parts: dict[str, np.ndarray] = {}
     used: dict[str, float] = {}
     total, norm = np.zeros(len(candidates)), 0.0

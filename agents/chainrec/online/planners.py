@@ -15,7 +15,7 @@ and backs up the others (the router's is agents/router/rules.py).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from agents.base import AgentTask, InvalidAnswer
 from agents.chainrec.online.catalog import (
@@ -41,6 +41,9 @@ from prompts.router import COST_NOTE
 from state.chainrec.context import ChainRecContext
 from state.chainrec.schemas import REASON_CHARS, PlannerAnswer, PlannerChoice
 from world.errors import RecgraphError
+
+if TYPE_CHECKING:
+    from agents.chainrec.online.learned_planner import LearnedPlanner
 
 
 class RulePlanner:
@@ -198,11 +201,23 @@ PLANNERS: dict[str, PlannerFactory] = {
 """`Context.chainrec_planner` -> factory. A new planner is one more entry."""
 
 
-def _learned(ctx: ChainRecContext, catalog: Catalog) -> Planner:
+def _learned(ctx: ChainRecContext, catalog: Catalog) -> LearnedPlanner:
     from agents.chainrec.online.learned_catalog import CatalogLearnedPlanner  # they build on this module
     from agents.chainrec.online.learned_planner import LearnedPlanner
 
     return LearnedPlanner(ctx) if catalog == TOOLS else CatalogLearnedPlanner(ctx, catalog)
+
+
+def ranking_context(ctx: ChainRecContext, catalog: Catalog, scenario: str) -> ChainRecContext:
+    """The context CandidateRank ranks with: under the learned planner, with the fusion weights its
+    checkpoint learned on the training tasks (config.json `fusion`, agents/chainrec/offline/
+    fusion_fit.py), so the episode is ranked as training scored its chains; otherwise `ctx`."""
+    if ctx.chainrec_planner != "learned":
+        return ctx
+    from agents.chainrec.online.fusion import with_fusion_weights
+
+    fusion = _learned(ctx, catalog).checkpoint(scenario).config.get("fusion") or {}
+    return with_fusion_weights(ctx, fusion.get("weights") if fusion.get("used") == "learned" else None)
 
 
 def planner_for(

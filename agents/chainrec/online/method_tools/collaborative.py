@@ -3,9 +3,11 @@
 It reads the user's visible history through `get_user` (up to `HISTORY_LIMIT` most recent items,
 what the scenario allows) and scores every candidate with the project's classic baselines
 (agents/baselines/classic.py): item-kNN, the summed training co-occurrence cosine to the history
-(`itemknn_neighbors` neighbours per item), and, when `router_collaborative` asks for it, BPR's
-factors (trained once per dataset and cached). Each scorer's scores are rank-normalised over the
+(`itemknn_neighbors` neighbours per item), and BPR's factors (trained once per dataset and cached),
+both unless `router_collaborative` names fewer. Each scorer's scores are rank-normalised over the
 candidates (percentile ranks, ties shared) and averaged; that is each candidate's score in [0, 1].
+BPR is in by default because it carries what co-occurrence misses: on ml-100k's training tasks,
+MemoryNeighbourhood fused with item-kNN alone reaches 0.786 AvgHR@{1,3,5}, with both 0.809.
 It reports how many candidates item-kNN links to the history at all (`linked_candidates`), which
 the router's rule planner reads.
 Without visible history the scorers fall back to training popularity, as the baselines do, at a low
@@ -26,6 +28,7 @@ from prompts.chainrec import candidate_block
 from state.baselines.context import BaselinesContext
 from state.chainrec.schemas import NOTE_CHARS, ItemEvidence, ToolOutput
 from state.context import context_as
+from state.router.context import DEFAULT_SCORERS
 from world.environment import Environment
 from world.errors import RecgraphError
 
@@ -33,8 +36,6 @@ HISTORY_LIMIT = 500
 """Most recent visible interactions the scores are computed from (`get_user`'s largest page)."""
 SCORERS = {"itemknn": score_itemknn, "bpr": score_bpr}
 """`router_collaborative` names -> the classic baseline scorer."""
-DEFAULT_SCORERS = "itemknn"
-"""The scorers used when the context does not name them (ChainRec's context has no router knobs)."""
 CONFIDENCE = {True: 0.8, False: 0.2}
 """Confidence with and without visible history (without: popularity only)."""
 
@@ -43,7 +44,7 @@ SPEC = ToolSpec(
     "collaborative_signal",
     "item",
     "Classic collaborative filtering over every candidate: how strongly other users' training "
-    "interactions link it to the user's visible history (item-kNN co-occurrence; BPR if enabled).",
+    "interactions link it to the user's visible history (item-kNN co-occurrence and BPR factors).",
     "get_user for the visible history, get_item for every candidate; the training interactions",
     "one entry per candidate (collaborative score 0-1, rank-normalised); no LLM call",
 )

@@ -1,0 +1,220 @@
+"""Learned fusion weights: CandidateRank's fallback (agents/chainrec/online/fusion.py) weighs each
+tool's evidence with a named weight; here the weights are fitted on the training tasks' recorded tool
+answers, before the planner learns which tools to call.
+
+- Each training row's tool answers become signals over its candidates (the fusion's own rank
+  normalisation and confidences: `fuse` with unit weights), once per row.
+- Objective: mean AvgHR@{1,3,5} over the training tasks of the ranking fused from every tool the row
+  ran. Coordinate ascent over `GRID` per tool from the context's weights, a step kept only when it
+  gains more than `MIN_GAIN`, at most `PASSES` passes: deterministic, no randomness.
+- Mode "auto" keeps the learned weights only when their `FOLDS`-fold cross-validated AvgHR beats
+  the context weights' best tool set (every tool, or one alone) on the same tasks by `MIN_GAIN`;
+  "learned" always keeps them; "context" never fits.
+- Kept weights re-fuse every row's recorded tool-set rankings and re-score its chains, so SFT, DPO
+  and the held-out table all see the rankings CandidateRank will produce with them; the checkpoint
+  records the weights (config.json `fusion`) and the learned planner's CandidateRank ranks with them.
+
+Only rows whose CandidateRank was the fusion (the heuristic backend) are fitted; with an LLM the
+recorded rankings are the model's, which no weight changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from agents.chainrec.offline.reward import CUTOFFS
+from agents.chainrec.offline.rollout import rescored
+from agents.chainrec.online.fusion import fuse, fusion_weights
+from agents.chainrec.online.item_tools import fetch_items
+from agents.chainrec.online.tool_agent import Episode
+from state.chainrec.context import ChainRecContext
+from tools.chainrec.episode_tools import EpisodeScope
+from world.environment import Environment
+
+MODES = ("auto", "learned", "context")
+"""`TrainConfig.fusion` values."""
+GRID = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)
+"""Weights a tool may take."""
+PASSES = 4
+"""Coordinate-ascent passes over the tools at most."""
+MIN_GAIN = 0.001
+"""Least gain in mean AvgHR for a step to be kept, and for "auto" to keep the learned weights."""
+FOLDS = 5
+"""Cross-validation folds of "auto"."""
+
+
+@dataclass
+class Signals:
+    """The training rows' tool answers as fusion inputs (rows × tools × candidates)."""
+
+    tools: list[str]
+    """Every tool any row ran, in catalog order (the rows' `tools`)."""
+    signal: np.ndarray
+    """[row, tool, candidate]: the tool's rank-normalised signal (0 where the row has none)."""
+    confidence: np.ndarray
+    """[row, tool]: the entry's confidence (0: the row did not run the tool, or it said nothing)."""
+    target: np.ndarray
+    """[row]: the target's position among the row's candidates."""
+
+    def scores(self, weights: Mapping[str, float], rows: np.ndarray | None = None) -> np.ndarray:
+        """[row, candidate] fused scores over `rows` (default all)."""
+        picked = np.arange(len(self.target)) if rows is None else rows
+        w = np.array([float(weights.get(tool, 0.0)) for tool in self.tools])
+        return self._fused(self.signal[picked], w[None, :] * self.confidence[picked])
+
+    def set_scores(self, row: int, weights: Mapping[str, float], sets: np.ndarray) -> np.ndarray:
+        """[set, candidate] fused scores of one row for each tool set (`sets`: [set, tool] booleans)."""
+        w = np.array([float(weights.get(tool, 0.0)) for tool in self.tools])
+        weight = (w * self.confidence[row])[None, :] * sets
+        return self._fused(np.broadcast_to(self.signal[row], (len(sets), *self.signal.shape[1:])), weight)
+
+    @staticmethod
+    def _fused(signal: np.ndarray, weight: np.ndarray) -> np.ndarray:
+        """Σ_t weight·signal / Σ_t weight, summed tool by tool in catalog order as `fuse` sums
+        (so the context's weights give the recorded rankings bit for bit); no weight: the sum (0)."""
+        total = np.zeros(signal.shape[0::2])
+        norm = np.zeros(signal.shape[0])
+        for t in range(signal.shape[1]):
+            total += weight[:, t, None] * signal[:, t, :]
+            norm += weight[:, t]
+        return np.where(norm[:, None] > 0, total / np.where(norm > 0, norm, 1.0)[:, None], total)
+
+    def avg_hr(self, weights: Mapping[str, float], rows: np.ndarray | None = None) -> float:
+        """Mean AvgHR@{1,3,5} of the fused rankings over `rows` (default all)."""
+        picked = np.arange(len(self.target)) if rows is None else rows
+        if len(picked) == 0:
+            return 0.0
+        order = np.argsort(-self.scores(weights, picked), axis=1, kind="stable")
+        rank = np.argmax(order == self.target[picked][:, None], axis=1) + 1
+        return float(np.mean([sum(r <= k for k in CUTOFFS) / len(CUTOFFS) for r in rank]))
+
+
+def row_signals(env: Environment, ctx: ChainRecContext, rows: Sequence[dict[str, Any]]) -> Signals:
+    """The rows' tool answers as signals (`env`: the training world the rows were recorded in)."""
+    tools = list(dict.fromkeys(tool for row in rows for tool in row["tools"]))
+    width = len(rows[0]["task"]["candidates"])
+    signal = np.zeros((len(rows), len(tools), width))
+    confidence = np.zeros((len(rows), len(tools)))
+    target = np.zeros(len(rows), dtype=np.int64)
+    for r, row in enumerate(rows):
+        task = row["task"]
+        candidates = list(task["candidates"])
+        if len(candidates) != width:
+            raise ValueError(f"fusion fit: rows with {len(candidates)} and {width} candidates")
+        memory = [row["tool_outputs"][t] for t in row["tools"] if t in row["tool_outputs"]]
+        episode = Episode(EpisodeScope(env, task["user_id"], task["scenario"]), tuple(candidates), (), ctx)
+        fused = fuse(env, ctx, fetch_items(episode, candidates), memory, dict.fromkeys(tools, 1.0))
+        for tool, part in fused.parts.items():
+            signal[r, tools.index(tool)] = part
+            confidence[r, tools.index(tool)] = fused.weights[tool]
+        target[r] = candidates.index(task["target"])
+    return Signals(tools, signal, confidence, target)
+
+
+def fit_weights(signals: Signals, start: Mapping[str, float], rows: np.ndarray) -> dict[str, float]:
+    """Coordinate ascent over `GRID` from `start`, maximising mean AvgHR over `rows`."""
+    weights = {tool: float(start.get(tool, 0.0)) for tool in signals.tools}
+    best = signals.avg_hr(weights, rows)
+    for _ in range(PASSES):
+        improved = False
+        for tool in signals.tools:
+            for value in GRID:
+                trial = {**weights, tool: value}
+                score = signals.avg_hr(trial, rows)
+                if score > best + MIN_GAIN:
+                    weights, best, improved = trial, score, True
+        if not improved:
+            break
+    return weights
+
+
+def context_best(signals: Signals, weights: Mapping[str, float], rows: np.ndarray) -> float:
+    """The context weights' best tool set over `rows`: every tool together, or one alone."""
+    sets = [dict(weights)] + [{tool: weights.get(tool, 0.0)} for tool in signals.tools]
+    return max(signals.avg_hr(w, rows) for w in sets if any(v > 0 for v in w.values()))
+
+
+def cross_validated(signals: Signals, start: Mapping[str, float], rows: np.ndarray) -> float:
+    """Mean AvgHR of weights fitted on the other folds, over `FOLDS` folds of `rows` (in order)."""
+    folds = np.array_split(np.asarray(rows), min(FOLDS, len(rows)))
+    hits = []
+    for k, fold in enumerate(folds):
+        rest = np.concatenate([f for j, f in enumerate(folds) if j != k])
+        fitted = fit_weights(signals, start, rest)
+        hits.append(signals.avg_hr(fitted, fold) * len(fold))
+    return float(sum(hits) / len(rows))
+
+
+def refused(
+    rows: Sequence[dict[str, Any]],
+    signals: Signals,
+    weights: Mapping[str, float],
+    lam: float,
+    cost_lam: float,
+) -> list[dict[str, Any]]:
+    """The rows with every recorded tool-set ranking fused again with `weights` and their chains
+    re-scored (R(τ) with `lam` and `cost_lam`)."""
+    out = []
+    for r, row in enumerate(rows):
+        candidates = list(row["task"]["candidates"])
+        keys = list(row["rankings"])
+        sets = np.zeros((len(keys), len(signals.tools)))
+        for k, key in enumerate(keys):
+            for i in key.split("."):
+                sets[k, signals.tools.index(row["tools"][int(i)])] = 1.0
+        orders = np.argsort(-signals.set_scores(r, weights, sets), axis=1, kind="stable")
+        target = int(signals.target[r])
+        rankings = {}
+        for key, order in zip(keys, orders, strict=True):
+            rank = int(np.argmax(order == target)) + 1
+            hit = sum(rank <= k for k in CUTOFFS) / len(CUTOFFS)
+            rankings[key] = {"ranking": [candidates[i] for i in order], "avg_hr": hit}
+        out.append(rescored({**row, "rankings": rankings}, lam, cost_lam))
+    return out
+
+
+def learn_fusion(
+    rows: Sequence[dict[str, Any]],
+    train: Sequence[int],
+    env: Environment,
+    ctx: ChainRecContext,
+    mode: str,
+    lam: float,
+    cost_lam: float,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """(rows, what was decided): with `mode` "learned" or "auto" and a kept fit, the rows re-fused
+    with weights fitted on the `train` rows; otherwise `rows` unchanged. The record names the mode,
+    both weight sets and the training AvgHR of each (and, fitted, the cross-validated figures)."""
+    if mode not in MODES:
+        raise ValueError(f"unknown fusion mode {mode!r}: {', '.join(MODES)}")
+    start = {tool: w for tool, w in fusion_weights(ctx).items() if w > 0}
+    record: dict[str, Any] = {"mode": mode, "used": "context", "context_weights": start}
+    if mode == "context" or not rows:
+        return list(rows), record
+    signals = row_signals(env, ctx, rows)
+    picked = np.asarray(train, dtype=np.int64)
+    start = {tool: w for tool, w in start.items() if tool in signals.tools}
+    record["context_weights"] = start
+    learned = fit_weights(signals, start, picked)
+    record.update(
+        weights=learned,
+        train_avg_hr={
+            "context": round(signals.avg_hr(start, picked), 4),
+            "context_best_set": round(context_best(signals, start, picked), 4),
+            "learned": round(signals.avg_hr(learned, picked), 4),
+        },
+    )
+    keep = mode == "learned"
+    if mode == "auto":
+        folds = cross_validated(signals, start, picked)
+        baseline = context_best(signals, start, picked)
+        record["cross_validated"] = {"learned": round(folds, 4), "context_best_set": round(baseline, 4)}
+        keep = folds > baseline + MIN_GAIN
+    if not keep:
+        return list(rows), record
+    record["used"] = "learned"
+    return refused(rows, signals, learned, lam, cost_lam), record
