@@ -89,4 +89,5 @@ def training_summary(trained: Trained, config: TrajectoryConfig, stage: str) -> 
         **{k: v for k, v in trained.data.items() if k in kept},
         "heldout": trained.evaluation.get("planners", {}),
         "best_fixed_chain": trained.evaluation.get("best_fixed_chain"),
+        "fusion": trained.evaluation.get("fusion"),
     }

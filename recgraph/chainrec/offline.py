@@ -208,6 +208,10 @@ def _print_trained(trained: Any) -> None:
     console.print(f"data: {counts}")
     if trained.data.get("routing_signal"):
         console.print(describe(trained.data["routing_signal"]))
+    if trained.evaluation.get("fusion"):
+        from agents.chainrec.offline.fusion_fit import describe as describe_fusion
+
+        console.print(describe_fusion(trained.evaluation["fusion"]))
     print_comparison(trained.evaluation)
 
 

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from agents.chainrec.offline.fusion_fit import (
+    describe,
     fit_weights,
     learn_fusion,
     refused,
@@ -123,9 +124,14 @@ def test_learned_mode_refuses_the_rows_and_context_mode_never_fits(
     learned, record = learn_fusion(rows, [0], env, context, "learned", 0.01, 0.0)
     assert record["used"] == "learned" and "cross_validated" not in record
     assert learned[0]["rankings"]["0.1"]["avg_hr"] == 1.0
+    assert describe(record) == (
+        "fusion (learned): learned weights; training AvgHR of every tool fused 1.0 learned vs 0.6667 "
+        "context (its best tool set 1.0). Learned: ItemSemantic 4, CollaborativeSignal 3"
+    )
     same, record = learn_fusion(rows, [0], env, context, "context", 0.01, 0.0)
     assert same == rows and record == {"mode": "context", "used": "context",
                                        "context_weights": record["context_weights"]}  # fmt: skip
+    assert describe(record) == "fusion: the context's weights (fusion mode context)"
     with pytest.raises(ValueError, match="unknown fusion mode 'best': auto, learned, context"):
         learn_fusion(rows, [0], env, context, "best", 0.01, 0.0)
 

@@ -174,3 +174,33 @@ def test_rows_are_rescored_for_a_cost_weight_by_hand() -> None:
     assert scored["chains"] == [["0", "0", 0.39], ["0.1", "0.1", 0.88]]
     assert scored["cost_lam"] == 0.001 and row["chains"][0][2] == 0.49  # the input is left as it was
     assert with_cost([row], 0.01, 0.0) == [row]
+
+
+def test_candidate_rank_ranks_with_the_fusion_weights_the_checkpoint_learned(trained, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A checkpoint whose learned weights are all 0 leaves nothing to fuse, so CandidateRank keeps the
+    candidates' input order; the same planner with the context's weights ranks by the evidence."""
+    import shutil
+
+    from agents.chainrec.online.planners import ranking_context
+
+    request = {"user_id": "7", "candidates": ["50", "181", "1", "2", "3", "100"], "scenario": "classic"}
+    zero = tmp_path / "zero"
+    shutil.copytree(trained.folder, zero)
+    config = json.loads((zero / "config.json").read_text(encoding="utf-8"))
+    tools = [spec.name for spec in ROUTER_TOOLS[:-1]]
+    config["fusion"] = {"mode": "learned", "used": "learned", "weights": dict.fromkeys(tools, 0.0)}
+    (zero / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    learned = replace(CONTEXT, chainrec_checkpoint=str(zero))
+    assert ranking_context(learned, ROUTER_TOOLS, "classic").chainrec_weight_collaborative == 0.0
+    assert ranking_context(replace(learned, chainrec_planner="rule"), ROUTER_TOOLS, "classic") == replace(
+        learned, chainrec_planner="rule"
+    )
+    out = get_graph("router_learned").invoke(request, context=learned)
+    assert out["ranking"] == request["candidates"]
+    named = tmp_path / "named"
+    shutil.copytree(zero, named)
+    kept = dict(config, fusion={"mode": "context", "used": "context"})
+    (named / "config.json").write_text(json.dumps(kept), encoding="utf-8")
+    named_context = replace(learned, chainrec_checkpoint=str(named))
+    out = get_graph("router_learned").invoke(request, context=named_context)
+    assert out["ranking"] != request["candidates"]

@@ -218,3 +218,21 @@ def learn_fusion(
         return list(rows), record
     record["used"] = "learned"
     return refused(rows, signals, learned, lam, cost_lam), record
+
+
+def describe(record: dict[str, Any]) -> str:
+    """One line on the fusion a checkpoint ranks with (the CLI prints it)."""
+    used = record.get("used", "context")
+    if "train_avg_hr" not in record:
+        return f"fusion: the context's weights ({record.get('why') or 'fusion mode ' + record['mode']})"
+    weights = ", ".join(f"{tool} {w:g}" for tool, w in record["weights"].items())
+    figures = record["train_avg_hr"]
+    line = (
+        f"fusion ({record['mode']}): {'learned' if used == 'learned' else 'context'} weights; training "
+        f"AvgHR of every tool fused {figures['learned']} learned vs {figures['context']} context "
+        f"(its best tool set {figures['context_best_set']})"
+    )
+    if "cross_validated" in record:
+        folds = record["cross_validated"]
+        line += f"; {FOLDS}-fold {folds['learned']} vs {folds['context_best_set']}"
+    return line + f". Learned: {weights}"
