@@ -8,8 +8,9 @@ Both confidences 1. With weights (a, 3): score(b3) = (a + 1)/(a + 3), score(b7) 
 score(b8) = (a/3 + 2)/(a + 3), score(b9) = (2a/3)/(a + 3).
 - a = 1 (the context): b7 .75, b8 .583, b3 .5, b9 .167 -> target rank 3, AvgHR 2/3;
 - a = 2: b3 and b7 tie at 3/5 and the tie keeps input order (b7 first): still rank 2, AvgHR 2/3;
-- a = 4: b3 5/7, b8 10/21, b7 3/7, b9 8/21 -> target first, AvgHR 1. Coordinate ascent (grid 0,
-  .25, .5, 1, 2, 4) therefore moves ItemSemantic to 4 and leaves CollaborativeSignal at 3.
+- a = 4: b3 5/7, b8 10/21, b7 3/7, b9 8/21 -> target first, AvgHR 1.
+The conditional-logit fit raises the likelihood of b3 by weighing ItemSemantic (b3 on top) up and
+CollaborativeSignal (b7 and b8 above b3) down to its bound 0.
 """
 
 from __future__ import annotations
@@ -82,12 +83,14 @@ def test_the_signals_fuse_as_candidate_rank_does(books: str, context: RouterCont
     assert signals.avg_hr(weights) == pytest.approx(2 / 3)
 
 
-def test_coordinate_ascent_raises_the_tool_that_finds_the_target(books: str, context: RouterContext) -> None:
+def test_the_fit_weighs_up_the_tool_that_finds_the_target_and_drops_the_other(
+    books: str, context: RouterContext
+) -> None:
     signals = row_signals(get_environment(books), context, [_row()])
-    start = {"ItemSemantic": 1.0, "CollaborativeSignal": 3.0}
-    fitted = fit_weights(signals, start, np.array([0]))
-    assert fitted == {"ItemSemantic": 4.0, "CollaborativeSignal": 3.0}
+    fitted = fit_weights(signals, {"ItemSemantic": 1.0, "CollaborativeSignal": 3.0}, np.array([0]))
+    assert fitted["CollaborativeSignal"] == 0.0 and fitted["ItemSemantic"] > 0.0
     assert signals.avg_hr(fitted) == 1.0
+    assert fit_weights(signals, {"ItemSemantic": 0.5}, np.array([0])) == fitted  # convex: one optimum
 
 
 def test_refusing_rewrites_every_tool_set_ranking_and_chain_reward(
@@ -112,8 +115,40 @@ def test_auto_keeps_the_context_weights_when_one_tool_alone_does_as_well(
     assert kept == rows  # ItemSemantic alone already ranks the target first on every task
     assert record["used"] == "context"
     assert record["train_avg_hr"] == {"context": 0.6667, "context_best_set": 1.0, "learned": 1.0}
-    assert record["cross_validated"] == {"learned": 1.0, "context_best_set": 1.0}
-    assert record["weights"] == {"ItemSemantic": 4.0, "CollaborativeSignal": 3.0}
+    assert record["weights"]["CollaborativeSignal"] == 0.0
+    assert record["cross_validated"] == {
+        "learned": 1.0, "context_best_set": 1.0, "gain": 0.0, "standard_error": 0.0, "kept": False,
+        "keep_z": 2.0,
+    }  # fmt: skip
+
+
+def test_auto_keeps_a_fit_that_beats_every_tool_alone_on_every_fold(
+    books: str, context: RouterContext
+) -> None:
+    """Each tool alone ranks the target second (ItemSemantic after b7, CollaborativeSignal after
+    b8), and so do the context's weights (1, 3): (2/3 + 2)/4 for b3 < 3/4 for b8. The task is
+    symmetric in the two tools (b7 <-> b8), so the convex fit weighs them equally: b3 4w/3 above b7
+    and b8 at w (tied: input order), the target first on every task of every fold."""
+    rows = [_row(f"u1-{n}") for n in range(5)]
+    for row in rows:
+        row["tool_outputs"] = {
+            "ItemSemantic": _entry("ItemSemantic", [0.9, 0.6, 0.1, 0.3]),
+            "CollaborativeSignal": _entry("CollaborativeSignal", [0.1, 0.6, 0.9, 0.3]),
+        }
+    kept, record = learn_fusion(rows, range(5), get_environment(books), context, "auto", 0.01, 0.0)
+    assert record["used"] == "learned"
+    weights = record["weights"]
+    assert weights["ItemSemantic"] == weights["CollaborativeSignal"] > 0
+    assert record["cross_validated"] == {
+        "learned": 1.0, "context_best_set": 0.6667, "gain": 0.3333, "standard_error": 0.0, "kept": True,
+        "keep_z": 2.0,
+    }  # fmt: skip
+    assert all(row["rankings"]["0.1"] == {"ranking": ["b3", "b7", "b8", "b9"], "avg_hr": 1.0} for row in kept)
+    w = weights["ItemSemantic"]
+    assert describe(record).endswith(
+        "5-fold 1.0 vs 0.6667, gain +0.3333 ± 0.0 (kept). "
+        f"Learned: ItemSemantic {w:g}, CollaborativeSignal {w:g}"
+    )
 
 
 def test_learned_mode_refuses_the_rows_and_context_mode_never_fits(
@@ -124,9 +159,10 @@ def test_learned_mode_refuses_the_rows_and_context_mode_never_fits(
     learned, record = learn_fusion(rows, [0], env, context, "learned", 0.01, 0.0)
     assert record["used"] == "learned" and "cross_validated" not in record
     assert learned[0]["rankings"]["0.1"]["avg_hr"] == 1.0
+    w = record["weights"]["ItemSemantic"]
     assert describe(record) == (
         "fusion (learned): learned weights; training AvgHR of every tool fused 1.0 learned vs 0.6667 "
-        "context (its best tool set 1.0). Learned: ItemSemantic 4, CollaborativeSignal 3"
+        f"context (its best tool set 1.0). Learned: ItemSemantic {w:g}, CollaborativeSignal 0"
     )
     same, record = learn_fusion(rows, [0], env, context, "context", 0.01, 0.0)
     assert same == rows and record == {"mode": "context", "used": "context",

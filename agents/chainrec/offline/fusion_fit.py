@@ -4,12 +4,19 @@ answers, before the planner learns which tools to call.
 
 - Each training row's tool answers become signals over its candidates (the fusion's own rank
   normalisation and confidences: `fuse` with unit weights), once per row.
-- Objective: mean AvgHR@{1,3,5} over the training tasks of the ranking fused from every tool the row
-  ran. Coordinate ascent over `GRID` per tool from the context's weights, a step kept only when it
-  gains more than `MIN_GAIN`, at most `PASSES` passes: deterministic, no randomness.
-- Mode "auto" keeps the learned weights only when their `FOLDS`-fold cross-validated AvgHR beats
-  the context weights' best tool set (every tool, or one alone) on the same tasks by `MIN_GAIN`;
-  "learned" always keeps them; "context" never fits.
+- The fused ranking orders candidates by Σ_t w_t·confidence_t·signal_t(c) (the fusion's division by
+  Σ w·confidence is the same for every candidate of a task, so it never changes the order): a
+  linear ranker over the tools' evidence. The weights are fitted as a conditional logit, the
+  target's softmax likelihood among its task's candidates with an `L2` penalty, w ≥ 0 (L-BFGS-B from
+  the context's weights: convex, so deterministic). A smooth listwise loss rather than AvgHR itself:
+  a greedy search on the step-shaped AvgHR of 240 tasks chased single tasks (ChainRec's library,
+  ml-100k: +0.026 AvgHR on the training tasks, −0.06 on the held-out ones).
+- Mode "auto" keeps the learned weights only when they generalise: per training task, the AvgHR of
+  weights fitted on the other `FOLDS` − 1 folds is paired with the context weights' best tool set
+  (every tool, or one alone), and the mean gain must be at least `keep_z` standard errors above 0
+  (`TrainConfig.fusion_keep_z`, default 2). On ml-100k's 240 training tasks (classic, 10
+  candidates) the router's fit passes (+0.029 ± 0.013) and ChainRec's does not (+0.013 ± 0.009).
+  "learned" always keeps the fit; "context" never fits.
 - Kept weights re-fuse every row's recorded tool-set rankings and re-score its chains, so SFT, DPO
   and the held-out table all see the rankings CandidateRank will produce with them; the checkpoint
   records the weights (config.json `fusion`) and the learned planner's CandidateRank ranks with them.
@@ -37,12 +44,11 @@ from world.environment import Environment
 
 MODES = ("auto", "learned", "context")
 """`TrainConfig.fusion` values."""
-GRID = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)
-"""Weights a tool may take."""
-PASSES = 4
-"""Coordinate-ascent passes over the tools at most."""
-MIN_GAIN = 0.001
-"""Least gain in mean AvgHR for a step to be kept, and for "auto" to keep the learned weights."""
+L2 = 1.0
+"""The fit's L2 penalty on the weights (in units of the summed log-likelihood of the tasks)."""
+DECIMALS = 3
+"""Learned weights are rounded to this many decimals (the rows are re-fused with the rounded ones,
+which CandidateRank then uses)."""
 FOLDS = 5
 """Cross-validation folds of "auto"."""
 
@@ -83,14 +89,19 @@ class Signals:
             norm += weight[:, t]
         return np.where(norm[:, None] > 0, total / np.where(norm > 0, norm, 1.0)[:, None], total)
 
-    def avg_hr(self, weights: Mapping[str, float], rows: np.ndarray | None = None) -> float:
-        """Mean AvgHR@{1,3,5} of the fused rankings over `rows` (default all)."""
+    def per_task(self, weights: Mapping[str, float], rows: np.ndarray | None = None) -> np.ndarray:
+        """AvgHR@{1,3,5} of each row's fused ranking over `rows` (default all)."""
         picked = np.arange(len(self.target)) if rows is None else rows
         if len(picked) == 0:
-            return 0.0
+            return np.zeros(0)
         order = np.argsort(-self.scores(weights, picked), axis=1, kind="stable")
         rank = np.argmax(order == self.target[picked][:, None], axis=1) + 1
-        return float(np.mean([sum(r <= k for k in CUTOFFS) / len(CUTOFFS) for r in rank]))
+        return np.array([sum(r <= k for k in CUTOFFS) / len(CUTOFFS) for r in rank])
+
+    def avg_hr(self, weights: Mapping[str, float], rows: np.ndarray | None = None) -> float:
+        """Mean AvgHR@{1,3,5} of the fused rankings over `rows` (default all; none: 0)."""
+        hits = self.per_task(weights, rows)
+        return float(hits.mean()) if len(hits) else 0.0
 
 
 def row_signals(env: Environment, ctx: ChainRecContext, rows: Sequence[dict[str, Any]]) -> Signals:
@@ -116,37 +127,64 @@ def row_signals(env: Environment, ctx: ChainRecContext, rows: Sequence[dict[str,
 
 
 def fit_weights(signals: Signals, start: Mapping[str, float], rows: np.ndarray) -> dict[str, float]:
-    """Coordinate ascent over `GRID` from `start`, maximising mean AvgHR over `rows`."""
-    weights = {tool: float(start.get(tool, 0.0)) for tool in signals.tools}
-    best = signals.avg_hr(weights, rows)
-    for _ in range(PASSES):
-        improved = False
-        for tool in signals.tools:
-            for value in GRID:
-                trial = {**weights, tool: value}
-                score = signals.avg_hr(trial, rows)
-                if score > best + MIN_GAIN:
-                    weights, best, improved = trial, score, True
-        if not improved:
-            break
-    return weights
+    """The conditional-logit weights over `rows` (L-BFGS-B from `start`, w ≥ 0, `L2` penalty)."""
+    from scipy.optimize import minimize
+    from scipy.special import logsumexp
+
+    evidence = signals.signal[rows] * signals.confidence[rows][:, :, None]  # task, tool, candidate
+    target = signals.target[rows]
+    picked = np.zeros((len(rows), evidence.shape[2]))
+    picked[np.arange(len(rows)), target] = 1.0
+
+    def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
+        logits = np.einsum("rtc,t->rc", evidence, w)
+        norm = logsumexp(logits, axis=1)
+        chance = np.exp(logits - norm[:, None])
+        value = -float((logits[np.arange(len(rows)), target] - norm).sum()) + L2 * float(w @ w)
+        return value, -np.einsum("rtc,rc->t", evidence, picked - chance) + 2 * L2 * w
+
+    initial = np.array([float(start.get(tool, 0.0)) for tool in signals.tools])
+    if len(rows) == 0:
+        return dict(zip(signals.tools, initial.tolist(), strict=True))
+    found = minimize(loss, initial, jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * len(initial))
+    return {tool: round(float(w), DECIMALS) for tool, w in zip(signals.tools, found.x, strict=True)}
 
 
-def context_best(signals: Signals, weights: Mapping[str, float], rows: np.ndarray) -> float:
+def context_best(signals: Signals, weights: Mapping[str, float], rows: np.ndarray) -> dict[str, float]:
     """The context weights' best tool set over `rows`: every tool together, or one alone."""
     sets = [dict(weights)] + [{tool: weights.get(tool, 0.0)} for tool in signals.tools]
-    return max(signals.avg_hr(w, rows) for w in sets if any(v > 0 for v in w.values()))
+    usable = [w for w in sets if any(v > 0 for v in w.values())]
+    return max(usable, key=lambda w: signals.avg_hr(w, rows))
 
 
-def cross_validated(signals: Signals, start: Mapping[str, float], rows: np.ndarray) -> float:
-    """Mean AvgHR of weights fitted on the other folds, over `FOLDS` folds of `rows` (in order)."""
+def cross_validated(signals: Signals, start: Mapping[str, float], rows: np.ndarray) -> np.ndarray:
+    """Per row of `rows` (in order), the AvgHR of weights fitted on the other `FOLDS` − 1 folds."""
     folds = np.array_split(np.asarray(rows), min(FOLDS, len(rows)))
     hits = []
     for k, fold in enumerate(folds):
         rest = np.concatenate([f for j, f in enumerate(folds) if j != k])
-        fitted = fit_weights(signals, start, rest)
-        hits.append(signals.avg_hr(fitted, fold) * len(fold))
-    return float(sum(hits) / len(rows))
+        hits.append(signals.per_task(fit_weights(signals, start, rest), fold))
+    return np.concatenate(hits)
+
+
+def generalises(
+    signals: Signals, start: Mapping[str, float], rows: np.ndarray, keep_z: float
+) -> dict[str, Any]:
+    """The cross-validated fit against the context's best tool set, paired per task: both means,
+    the mean gain, its standard error, and whether the gain clears `keep_z` standard errors."""
+    folds = cross_validated(signals, start, rows)
+    baseline = signals.per_task(context_best(signals, start, rows), rows)
+    gain = folds - baseline
+    error = float(gain.std(ddof=1) / np.sqrt(len(gain))) if len(gain) > 1 else 0.0
+    mean = float(gain.mean())
+    return {
+        "learned": round(float(folds.mean()), 4),
+        "context_best_set": round(float(baseline.mean()), 4),
+        "gain": round(mean, 4),
+        "standard_error": round(error, 4),
+        "kept": bool(mean > 0 and mean >= keep_z * error),
+        "keep_z": keep_z,
+    }
 
 
 def refused(
@@ -185,6 +223,7 @@ def learn_fusion(
     mode: str,
     lam: float,
     cost_lam: float,
+    keep_z: float = 2.0,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """(rows, what was decided): with `mode` "learned" or "auto" and a kept fit, the rows re-fused
     with weights fitted on the `train` rows; otherwise `rows` unchanged. The record names the mode,
@@ -204,16 +243,14 @@ def learn_fusion(
         weights=learned,
         train_avg_hr={
             "context": round(signals.avg_hr(start, picked), 4),
-            "context_best_set": round(context_best(signals, start, picked), 4),
+            "context_best_set": round(signals.avg_hr(context_best(signals, start, picked), picked), 4),
             "learned": round(signals.avg_hr(learned, picked), 4),
         },
     )
     keep = mode == "learned"
     if mode == "auto":
-        folds = cross_validated(signals, start, picked)
-        baseline = context_best(signals, start, picked)
-        record["cross_validated"] = {"learned": round(folds, 4), "context_best_set": round(baseline, 4)}
-        keep = folds > baseline + MIN_GAIN
+        record["cross_validated"] = generalises(signals, start, picked, keep_z)
+        keep = record["cross_validated"]["kept"]
     if not keep:
         return list(rows), record
     record["used"] = "learned"
@@ -234,5 +271,9 @@ def describe(record: dict[str, Any]) -> str:
     )
     if "cross_validated" in record:
         folds = record["cross_validated"]
-        line += f"; {FOLDS}-fold {folds['learned']} vs {folds['context_best_set']}"
+        verdict = "kept" if folds["kept"] else f"under {folds['keep_z']:g} standard errors"
+        line += (
+            f"; {FOLDS}-fold {folds['learned']} vs {folds['context_best_set']}, gain {folds['gain']:+} ± "
+            f"{folds['standard_error']} ({verdict})"
+        )
     return line + f". Learned: {weights}"

@@ -126,7 +126,8 @@ def fused_rows(
         return rows, {"mode": train.fusion, "used": "context", "why": "CandidateRank was not the fusion"}
     env = training_environment(get_environment(config.dataset))
     fitted, _ = split_rows(rows, train.heldout_fraction, train.seed)
-    return learn_fusion(rows, fitted, env, ctx, train.fusion, config.lam, config.cost_lam)
+    keep_z = train.fusion_keep_z
+    return learn_fusion(rows, fitted, env, ctx, train.fusion, config.lam, config.cost_lam, keep_z)
 
 
 def train_checkpoint(

@@ -69,7 +69,10 @@ class TrainConfig:
     fusion: str = "auto"
     """CandidateRank's fusion weights (fusion_fit.py): "context" (the run's named weights), "learned"
     (fitted on the training tasks' tool answers, then every row re-fused with them) or "auto" (learned
-    when their cross-validated AvgHR beats the context weights' best tool set)."""
+    when their cross-validated gain over the context weights' best tool set clears `fusion_keep_z`
+    standard errors)."""
+    fusion_keep_z: float = 2.0
+    """Fusion "auto": how many standard errors the cross-validated gain must clear."""
     weight_decay: float = 1e-4
     """Adam weight decay (both stages)."""
     heldout_fraction: float = 0.2
