@@ -4,7 +4,7 @@
                                                       --> memory_neighbourhood (MemRec)  -> planner
                                                       --> pattern_memories (AMEM4Rec)    -> planner
                                                       --> intent_evidence (ARAG)         -> planner
-                                                      --> collaborative_signal (item-kNN) -> planner
+                                                      --> collaborative_signal (kNN, BPR) -> planner
                                                       --> candidate_rank -> END
 
 It is graphs/chainrec/builder.py's planner graph over the extended library

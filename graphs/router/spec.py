@@ -53,7 +53,7 @@ def _learned(summary: str, **overrides: Any) -> MethodSpec:
 
 METHODS: dict[str, MethodSpec] = {
     "router": _router(
-        "Router: ChainRec's planner over its tools and MemRec/AMEM4Rec/ARAG/item-kNN agents as tools "
+        "Router: ChainRec's planner over its tools and MemRec/AMEM4Rec/ARAG/kNN+BPR agents as tools "
         "(rule planner)",
         chainrec_planner="rule",
     ),
