@@ -30,6 +30,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from agents.chainrec.offline.fusion_fit import FIT_VERSION
 from agents.chainrec.offline.pipeline import (
     MIN_TRAIN_TASKS,
     SUPPLEMENT,
@@ -120,7 +121,12 @@ def ensure_router_checkpoint(
     library = row_library(ctx, config.candidates)
     base = root or catalog_root(config.dataset, ROUTER_TOOLS)
     payload = {"trajectories": config.as_dict(), "knobs": tool_knobs(ctx), "masked": dict(library.masked)}
-    keyed = {**payload, "train": train.as_dict(), "supplement_below": MIN_TRAIN_TASKS}
+    keyed = {
+        **payload,
+        "train": train.as_dict(),
+        "supplement_below": MIN_TRAIN_TASKS,
+        "fusion_fit": FIT_VERSION,
+    }
     folder = base / f"{config.scenario}-{digest(keyed)}"
     # One trajectory set for every cost weight (training re-scores the rows: rollout.with_cost), so
     # router_learned_no_cost reuses router_learned's trajectories.

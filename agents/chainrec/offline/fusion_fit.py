@@ -42,6 +42,8 @@ from state.chainrec.context import ChainRecContext
 from tools.chainrec.episode_tools import EpisodeScope
 from world.environment import Environment
 
+FIT_VERSION = 2
+"""Keyed into every checkpoint: bumped when the fit changes (1 was a greedy grid on AvgHR)."""
 MODES = ("auto", "learned", "context")
 """`TrainConfig.fusion` values."""
 L2 = 1.0

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from agents.chainrec.offline.fusion_fit import learn_fusion
+from agents.chainrec.offline.fusion_fit import FIT_VERSION, learn_fusion
 from agents.chainrec.offline.planner_eval import compare_planners
 from agents.chainrec.offline.policy_store import write_checkpoint
 from agents.chainrec.offline.policy_train import TrainConfig, split_rows, train_policy
@@ -71,6 +71,7 @@ def checkpoint_folder(
         "train": train.as_dict(),
         "sft_only": sft_only,
         "supplement_below": MIN_TRAIN_TASKS,
+        "fusion_fit": FIT_VERSION,
     }
     if space is not None and space != ActionSpace.default():
         payload["actions"] = list(space.actions)
