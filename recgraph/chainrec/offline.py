@@ -66,6 +66,13 @@ def add_actions(actions: argparse._SubParsersAction) -> None:
         "--out", default="", help="root folder of trajectories and checkpoints (default: the dataset's cache)"
     )
     train.add_argument(
+        "--fusion",
+        choices=["auto", "learned", "context"],
+        default="auto",
+        help="CandidateRank's fusion weights: fitted on the training tasks and kept when they "
+        "generalise (auto), always fitted (learned) or the named chainrec_weight_* knobs (context)",
+    )
+    train.add_argument(
         "--library",
         choices=["chainrec", "router"],
         default="chainrec",
@@ -156,7 +163,7 @@ def run_train(args: argparse.Namespace) -> int:
         with bar:
             trained = ensure_checkpoint(
                 config,
-                TrainConfig(beta=args.beta, seed=args.seed),
+                TrainConfig(beta=args.beta, seed=args.seed, fusion=args.fusion),
                 ctx,
                 Path(args.out) if args.out else None,
                 args.sft_only,
@@ -184,12 +191,12 @@ def _train_router(args: argparse.Namespace) -> int:
         config, ctx = _config(args, context)
         cost = ctx.router_cost_lambda if args.cost_lam is None else args.cost_lam
         config = replace(config, cost_lam=cost, llm="heuristic")
+        knobs = train_config(replace(ctx, chainrec_dpo_beta=args.beta), config.seed)
+        train = replace(knobs, fusion=args.fusion)
+        root = Path(args.out) if args.out else None
         bar, update = _with_bar("router")
         with bar:
-            trained = ensure_router_checkpoint(
-                ctx, config, train_config(replace(ctx, chainrec_dpo_beta=args.beta), config.seed), update,
-                Path(args.out) if args.out else None,
-            )  # fmt: skip
+            trained = ensure_router_checkpoint(ctx, config, train, update, root)
     console.print(f"backend: heuristic tool answers; cost lambda {cost}")
     _print_trained(trained)
     return 0
