@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.chainrec.offline.reward import CUTOFFS
+from agents.chainrec.offline.reward import CUTOFFS, avg_hr
 from agents.chainrec.offline.rollout import rescored
 from agents.chainrec.online.fusion import fuse, fusion_weights
 from agents.chainrec.online.item_tools import fetch_items
@@ -68,16 +68,18 @@ class Signals:
     target: np.ndarray
     """[row]: the target's position among the row's candidates."""
 
+    def vector(self, weights: Mapping[str, float]) -> np.ndarray:
+        """`weights` as one entry per tool of `tools` (0 for a tool it does not name)."""
+        return np.array([float(weights.get(tool, 0.0)) for tool in self.tools])
+
     def scores(self, weights: Mapping[str, float], rows: np.ndarray | None = None) -> np.ndarray:
         """[row, candidate] fused scores over `rows` (default all)."""
         picked = np.arange(len(self.target)) if rows is None else rows
-        w = np.array([float(weights.get(tool, 0.0)) for tool in self.tools])
-        return self._fused(self.signal[picked], w[None, :] * self.confidence[picked])
+        return self._fused(self.signal[picked], self.vector(weights)[None, :] * self.confidence[picked])
 
     def set_scores(self, row: int, weights: Mapping[str, float], sets: np.ndarray) -> np.ndarray:
         """[set, candidate] fused scores of one row for each tool set (`sets`: [set, tool] booleans)."""
-        w = np.array([float(weights.get(tool, 0.0)) for tool in self.tools])
-        weight = (w * self.confidence[row])[None, :] * sets
+        weight = (self.vector(weights) * self.confidence[row])[None, :] * sets
         return self._fused(np.broadcast_to(self.signal[row], (len(sets), *self.signal.shape[1:])), weight)
 
     @staticmethod
@@ -145,7 +147,7 @@ def fit_weights(signals: Signals, start: Mapping[str, float], rows: np.ndarray) 
         value = -float((logits[np.arange(len(rows)), target] - norm).sum()) + L2 * float(w @ w)
         return value, -np.einsum("rtc,rc->t", evidence, picked - chance) + 2 * L2 * w
 
-    initial = np.array([float(start.get(tool, 0.0)) for tool in signals.tools])
+    initial = signals.vector(start)
     if len(rows) == 0:
         return dict(zip(signals.tools, initial.tolist(), strict=True))
     found = minimize(loss, initial, jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * len(initial))
@@ -170,12 +172,13 @@ def cross_validated(signals: Signals, start: Mapping[str, float], rows: np.ndarr
 
 
 def generalises(
-    signals: Signals, start: Mapping[str, float], rows: np.ndarray, keep_z: float
+    signals: Signals, start: Mapping[str, float], rows: np.ndarray, keep_z: float, best: Mapping[str, float]
 ) -> dict[str, Any]:
-    """The cross-validated fit against the context's best tool set, paired per task: both means,
-    the mean gain, its standard error, and whether the gain clears `keep_z` standard errors."""
+    """The cross-validated fit against the context's best tool set over `rows` (`best`:
+    `context_best`), paired per task: both means, the mean gain, its standard error, and whether
+    the gain clears `keep_z` standard errors."""
     folds = cross_validated(signals, start, rows)
-    baseline = signals.per_task(context_best(signals, start, rows), rows)
+    baseline = signals.per_task(best, rows)
     gain = folds - baseline
     error = float(gain.std(ddof=1) / np.sqrt(len(gain))) if len(gain) > 1 else 0.0
     mean = float(gain.mean())
@@ -207,12 +210,10 @@ def refused(
             for i in key.split("."):
                 sets[k, signals.tools.index(row["tools"][int(i)])] = 1.0
         orders = np.argsort(-signals.set_scores(r, weights, sets), axis=1, kind="stable")
-        target = int(signals.target[r])
         rankings = {}
         for key, order in zip(keys, orders, strict=True):
-            rank = int(np.argmax(order == target)) + 1
-            hit = sum(rank <= k for k in CUTOFFS) / len(CUTOFFS)
-            rankings[key] = {"ranking": [candidates[i] for i in order], "avg_hr": hit}
+            ranking = [candidates[i] for i in order]
+            rankings[key] = {"ranking": ranking, "avg_hr": avg_hr(ranking, row["task"]["target"])}
         out.append(rescored({**row, "rankings": rankings}, lam, cost_lam))
     return out
 
@@ -241,17 +242,18 @@ def learn_fusion(
     start = {tool: w for tool, w in start.items() if tool in signals.tools}
     record["context_weights"] = start
     learned = fit_weights(signals, start, picked)
+    best = context_best(signals, start, picked)
     record.update(
         weights=learned,
         train_avg_hr={
             "context": round(signals.avg_hr(start, picked), 4),
-            "context_best_set": round(signals.avg_hr(context_best(signals, start, picked), picked), 4),
+            "context_best_set": round(signals.avg_hr(best, picked), 4),
             "learned": round(signals.avg_hr(learned, picked), 4),
         },
     )
     keep = mode == "learned"
     if mode == "auto":
-        record["cross_validated"] = generalises(signals, start, picked, keep_z)
+        record["cross_validated"] = generalises(signals, start, picked, keep_z, best)
         keep = record["cross_validated"]["kept"]
     if not keep:
         return list(rows), record
