@@ -242,9 +242,10 @@ def _planner_blocks(state: ChainRecState) -> bool:
     return needs_blocking(current_context(), state.get("scenario") or "classic", state.get("memory", []))
 
 
-def _learned_ranks(state: ChainRecState) -> bool:
-    """CandidateRank under the learned planner reads its checkpoint's fusion weights (a file)."""
-    return current_context().chainrec_planner == "learned"
+def _rank_blocks(state: ChainRecState) -> bool:
+    """CandidateRank under the learned planner reads its checkpoint's fusion weights: off the event
+    loop while that checkpoint is not loaded yet (the planner's own test; no memory lines to embed)."""
+    return needs_blocking(current_context(), state.get("scenario") or "classic", ())
 
 
 def build_planner_graph(library: PlannerLibrary) -> StateGraph:
@@ -273,7 +274,7 @@ def build_planner_graph(library: PlannerLibrary) -> StateGraph:
         builder.add_node(spec.node, node)
         builder.add_edge(spec.node, PLANNER)
         targets.append(spec.node)
-    rank = agent_node(RANK_NODE, rank_preparer(library), blocking_prepare=_learned_ranks)
+    rank = agent_node(RANK_NODE, rank_preparer(library), blocking_prepare=_rank_blocks)
     builder.add_node(RANK_NODE, rank)
     builder.add_edge(START, VALIDATE_NODE)
     builder.add_edge(VALIDATE_NODE, PLANNER)
