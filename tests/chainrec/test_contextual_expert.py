@@ -9,7 +9,7 @@ import pytest
 
 from agents.chainrec.offline.contextual_expert import contextual_rule
 from agents.chainrec.offline.policy_data import chain_support
-from agents.chainrec.offline.routing_signal import routing_signal
+from agents.chainrec.offline.routing_signal import describe, evidence_vector, routing_signal
 from agents.chainrec.offline.train_config import TrainConfig, chosen_expert, expert_rule
 
 LAM = 0.003
@@ -78,3 +78,45 @@ def test_auto_picks_contextual_only_when_the_facts_beat_the_best_fixed_set() -> 
     assert expert_rule(ROWS, list(range(32)), auto)(ROWS[1]) == "1"
     with pytest.raises(ValueError, match="unknown expert 'best': hindsight, supported, contextual, auto"):
         expert_rule(ROWS, [0], TrainConfig(expert="best"))
+
+
+def _answer(margin: float) -> dict[str, Any]:
+    """A tool answer over candidates c0..c3 whose best score leads the rest by `margin`."""
+    scores = [0.2 + margin, 0.2, 0.1, 0.0]
+    return {"confidence": 0.5, "items": [{"item_id": f"c{n}", "score": s} for n, s in enumerate(scores)]}
+
+
+def _evidence_row(user: int) -> dict[str, Any]:
+    """Every task has the same facts; the tool that hits is the one whose answer is sure of itself
+    (a 0.6 margin against 0.01)."""
+    row = _row(user)
+    short = user % 2 == 0
+    row["facts"] = _facts(30)
+    row["task"] = {"candidates": ["c0", "c1", "c2", "c3"], "target": "c0"}
+    row["tool_outputs"] = {
+        "ItemProfile": _answer(0.6 if short else 0.01),
+        "ItemSemantic": _answer(0.01 if short else 0.6),
+    }
+    return row
+
+
+def test_hindsight_evidence_routes_on_what_the_answers_show() -> None:
+    rows = [_evidence_row(u) for u in range(40)]
+    signal = routing_signal(rows)
+    assert signal is not None
+    # The facts are the same for every task: the prediction falls back to the best fixed set.
+    assert signal["predicted_avg_hr"] == pytest.approx(0.7)
+    # Each tool's margin shows which one hits: in hindsight every task gets its hitting tool.
+    assert signal["evidence_predicted_avg_hr"] == pytest.approx(1.0)
+    assert describe(signal).endswith("oracle 1.0); with every tool's answer in hindsight: 1.0")
+    assert "evidence_predicted_avg_hr" not in routing_signal(ROWS)  # rows without tool answers
+
+
+def test_evidence_vector_reads_margins_spreads_confidence_and_rank_agreement() -> None:
+    row = _evidence_row(0)
+    vector = evidence_vector(row)
+    # Per tool (margin, std, confidence), then the one pair's rank correlation (same order: 1).
+    assert vector[[0, 2, 3, 5, 6]] == pytest.approx([0.6, 0.5, 0.01, 0.5, 1.0])
+    assert len(vector) == 7
+    row["tool_outputs"].pop("ItemSemantic")  # a tool that did not answer: zeros, no agreement
+    assert evidence_vector(row)[3:] == pytest.approx([0.0, 0.0, 0.0, 0.0])

@@ -13,8 +13,9 @@ and backend, whatever the policy's capacity; the oracle is then mostly luck amon
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import combinations
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,34 @@ RIDGE_ALPHA = 10.0
 def facts_vector(facts: dict[str, Any]) -> np.ndarray:
     """The task facts part of the state vector (no used-tool flags, no memory embedding)."""
     return state_vector(facts, [], 1, np.zeros(0, dtype=np.float32), tools=())
+
+
+def evidence_vector(row: dict[str, Any]) -> np.ndarray:
+    """The row's recorded tool answers as numbers, over its catalog's `tools` in order: per tool the
+    margin of its best candidate score over the second, the scores' standard deviation and its
+    confidence (zeros for a tool that did not answer), then per pair of tools the Pearson
+    correlation of their candidate ranks (0 when either ranks every candidate alike)."""
+    candidates = row["task"]["candidates"]
+    outputs = row.get("tool_outputs") or {}
+    scores, own = [], []
+    for tool in row["tools"]:
+        answer = outputs.get(tool) or {}
+        by_item = {item["item_id"]: float(item.get("score") or 0.0) for item in answer.get("items", [])}
+        vector = np.array([by_item.get(item, 0.0) for item in candidates], dtype=np.float64)
+        top = np.sort(vector)[::-1]
+        margin = float(top[0] - top[1]) if len(top) > 1 else 0.0
+        own += [margin, float(vector.std()), float(answer.get("confidence") or 0.0)]
+        scores.append(vector.argsort().argsort().astype(np.float64) if vector.std() > 0 else None)
+    agreement = [
+        float(np.corrcoef(a, b)[0, 1]) if a is not None and b is not None else 0.0
+        for a, b in combinations(scores, 2)
+    ]
+    return np.array(own + agreement, dtype=np.float64)
+
+
+def facts_and_evidence(row: dict[str, Any]) -> np.ndarray:
+    """`facts_vector` followed by `evidence_vector`."""
+    return np.concatenate([facts_vector(row["facts"]), evidence_vector(row)])
 
 
 def ridge() -> Any:
@@ -81,15 +110,24 @@ class CrossFit:
         }
 
 
-def cross_fit(rows: Sequence[dict[str, Any]], folds: int = FOLDS, seed: int = 0) -> CrossFit | None:
-    """The k-fold ridge fit over `rows` (trajectory rows), or None with fewer rows than folds or no
-    tool set ranked on every row."""
+def _facts(row: dict[str, Any]) -> np.ndarray:
+    return facts_vector(row["facts"])
+
+
+def cross_fit(
+    rows: Sequence[dict[str, Any]],
+    folds: int = FOLDS,
+    seed: int = 0,
+    featurise: Callable[[dict[str, Any]], np.ndarray] = _facts,
+) -> CrossFit | None:
+    """The k-fold ridge fit over `rows` (trajectory rows) from `featurise(row)` (default: the task
+    facts), or None with fewer rows than folds or no tool set ranked on every row."""
     from sklearn.model_selection import KFold
 
     names, quality = set_table(rows)
     if len(rows) < folds or not names:
         return None
-    features = np.stack([facts_vector(row["facts"]) for row in rows])
+    features = np.stack([featurise(row) for row in rows])
     predicted = np.empty_like(quality)
     fixed = np.empty(len(rows))
     for train, test in KFold(folds, shuffle=True, random_state=seed).split(features):
@@ -98,13 +136,29 @@ def cross_fit(rows: Sequence[dict[str, Any]], folds: int = FOLDS, seed: int = 0)
     return CrossFit(names, quality, features, predicted, fixed, folds)
 
 
+def hindsight_evidence(
+    rows: Sequence[dict[str, Any]], fit: CrossFit, folds: int = FOLDS, seed: int = 0
+) -> dict[str, Any] | None:
+    """`signal` over the same folds with the facts and every tool's recorded answer
+    (`facts_and_evidence`), or None when the rows hold no tool answers. Adds to `fit.signal()` the
+    key "evidence_predicted_avg_hr"."""
+    if not all(row.get("tool_outputs") and row.get("task") for row in rows):
+        return None
+    bound = cross_fit(rows, folds, seed, facts_and_evidence)
+    if bound is None:
+        return None
+    return {**fit.signal(), "evidence_predicted_avg_hr": bound.signal()["predicted_avg_hr"]}
+
+
 def routing_signal(
     rows: Sequence[dict[str, Any]], folds: int = FOLDS, seed: int = 0
 ) -> dict[str, Any] | None:
     """The diagnostic over `rows` (trajectory rows), or None with fewer tasks than folds or no tool
-    set ranked on every task."""
+    set ranked on every task; with the hindsight-evidence bound when the rows record tool answers."""
     fit = cross_fit(rows, folds, seed)
-    return fit.signal() if fit else None
+    if fit is None:
+        return None
+    return hindsight_evidence(rows, fit, folds, seed) or fit.signal()
 
 
 def describe(signal: dict[str, Any] | None) -> str:
@@ -116,4 +170,9 @@ def describe(signal: dict[str, Any] | None) -> str:
         f"{signal['tool_sets']} tool sets; task facts → the set with the best predicted AvgHR): "
         f"{signal['predicted_avg_hr']} vs "
         f"{signal['best_fixed_avg_hr']} for the best fixed set (oracle {signal['oracle_avg_hr']})"
+        + (
+            f"; with every tool's answer in hindsight: {signal['evidence_predicted_avg_hr']}"
+            if "evidence_predicted_avg_hr" in signal
+            else ""
+        )
     )
