@@ -9,6 +9,14 @@ each held-out task gets the set with the highest prediction. Its mean AvgHR is c
 fold's best fixed set (highest mean on the fold's training part) and with each task's best set
 (the oracle). Predicted ≈ best fixed means the facts carry no usable routing signal on this data
 and backend, whatever the policy's capacity; the oracle is then mostly luck among near-equal sets.
+
+`hindsight_evidence` repeats the fit with every tool's recorded answer added to the facts (per
+tool: its top score's margin, its scores' spread and its confidence; per pair of tools: the rank
+agreement of their scores). No planner sees all of that before choosing: it asks whether the
+tools' answers, read in hindsight by the same kind of model, tell which set will hit when the
+facts do not. Predicted ≈ best fixed there too means the evidence carries no routing signal a
+linear model finds either (a richer model may; with a few dozen tasks, more features can also
+predict worse than the facts alone).
 """
 
 from __future__ import annotations
