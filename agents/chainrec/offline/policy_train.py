@@ -29,7 +29,7 @@ from torch import nn
 
 from agents.chainrec.offline.policy_data import StateTable, chain_support, warm_embeddings
 from agents.chainrec.offline.rollout import greedy_chain, reward_of
-from agents.chainrec.offline.routing_signal import cross_fit, hindsight_evidence
+from agents.chainrec.offline.routing_signal import cross_fit, signal_of
 from agents.chainrec.offline.train_config import TrainConfig, chosen_expert, expert_rule, task_pairs
 from agents.chainrec.online.features import feature_dim
 from agents.chainrec.online.policy import ActionSpace, PolicyWeights
@@ -175,7 +175,7 @@ def _train(rows, max_steps, lam, config, sft_only, on_progress, space) -> TrainR
     table = StateTable(max_steps, space)
     chosen = [rows[n] for n in train]
     fit = cross_fit(chosen, seed=config.seed)
-    signal = (hindsight_evidence(chosen, fit, seed=config.seed) or fit.signal()) if fit else None
+    signal = signal_of(chosen, fit) if fit else None
     support = chain_support(chosen, config.support_by, config.support_per_scenario)
     target = expert_rule(rows, train, config, fit, support)
     expert = [d for n in train for d in table.decisions(n, rows[n], target(rows[n]))]

@@ -21,7 +21,7 @@ predict worse than the facts alone).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
@@ -65,11 +65,6 @@ def evidence_vector(row: dict[str, Any]) -> np.ndarray:
     return np.array(own + agreement, dtype=np.float64)
 
 
-def facts_and_evidence(row: dict[str, Any]) -> np.ndarray:
-    """`facts_vector` followed by `evidence_vector`."""
-    return np.concatenate([facts_vector(row["facts"]), evidence_vector(row)])
-
-
 def ridge() -> Any:
     """The model of every tool set's AvgHR from the task facts (standardised, then ridge)."""
     from sklearn.linear_model import Ridge
@@ -103,70 +98,77 @@ class CrossFit:
     """Each row's AvgHR under its fold's best fixed set (the highest mean on the other folds)."""
     folds: int
     """How many folds."""
+    seed: int
+    """Seeds the fold split (a refit over other features reuses the same folds)."""
+
+    def chosen_avg_hr(self, predicted: np.ndarray) -> float:
+        """Mean AvgHR of each row's predicted-best set under `predicted` (row × set)."""
+        return round(float(self.quality[np.arange(len(self.quality)), predicted.argmax(axis=1)].mean()), 4)
 
     def signal(self) -> dict[str, Any]:
         """The diagnostic: predicted-best set against the best fixed set and the oracle."""
-        rows = np.arange(len(self.quality))
         return {
             "tasks": len(self.quality),
             "tool_sets": len(self.names),
             "folds": self.folds,
             "features": list(TASK_FEATURES),
             "best_fixed_avg_hr": round(float(self.fixed.mean()), 4),
-            "predicted_avg_hr": round(float(self.quality[rows, self.predicted.argmax(axis=1)].mean()), 4),
+            "predicted_avg_hr": self.chosen_avg_hr(self.predicted),
             "oracle_avg_hr": round(float(self.quality.max(axis=1).mean()), 4),
         }
 
 
-def _facts(row: dict[str, Any]) -> np.ndarray:
-    return facts_vector(row["facts"])
-
-
-def cross_fit(
-    rows: Sequence[dict[str, Any]],
-    folds: int = FOLDS,
-    seed: int = 0,
-    featurise: Callable[[dict[str, Any]], np.ndarray] = _facts,
-) -> CrossFit | None:
-    """The k-fold ridge fit over `rows` (trajectory rows) from `featurise(row)` (default: the task
-    facts), or None with fewer rows than folds or no tool set ranked on every row."""
+def _fold_predictions(
+    quality: np.ndarray, features: np.ndarray, folds: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(each row's predicted AvgHR per set from the ridge fitted on the other folds, each row's
+    AvgHR under its fold's best fixed set)."""
     from sklearn.model_selection import KFold
 
-    names, quality = set_table(rows)
-    if len(rows) < folds or not names:
-        return None
-    features = np.stack([featurise(row) for row in rows])
     predicted = np.empty_like(quality)
-    fixed = np.empty(len(rows))
+    fixed = np.empty(len(quality))
     for train, test in KFold(folds, shuffle=True, random_state=seed).split(features):
         fixed[test] = quality[test, int(np.argmax(quality[train].mean(axis=0)))]
         predicted[test] = ridge().fit(features[train], quality[train]).predict(features[test])
-    return CrossFit(names, quality, features, predicted, fixed, folds)
+    return predicted, fixed
 
 
-def hindsight_evidence(
-    rows: Sequence[dict[str, Any]], fit: CrossFit, folds: int = FOLDS, seed: int = 0
-) -> dict[str, Any] | None:
-    """`signal` over the same folds with the facts and every tool's recorded answer
-    (`facts_and_evidence`), or None when the rows hold no tool answers. Adds to `fit.signal()` the
-    key "evidence_predicted_avg_hr"."""
+def cross_fit(rows: Sequence[dict[str, Any]], folds: int = FOLDS, seed: int = 0) -> CrossFit | None:
+    """The k-fold ridge fit over `rows` (trajectory rows) from the task facts, or None with fewer rows
+    than folds or no tool set ranked on every row."""
+    names, quality = set_table(rows)
+    if len(rows) < folds or not names:
+        return None
+    features = np.stack([facts_vector(row["facts"]) for row in rows])
+    predicted, fixed = _fold_predictions(quality, features, folds, seed)
+    return CrossFit(names, quality, features, predicted, fixed, folds, seed)
+
+
+def hindsight_evidence(rows: Sequence[dict[str, Any]], fit: CrossFit) -> float | None:
+    """The mean AvgHR of the sets a refit over `fit`'s folds picks from the facts and every tool's
+    recorded answer (`evidence_vector`), or None when the rows hold no tool answers (`fit`: the
+    rows' `cross_fit`)."""
     if not all(row.get("tool_outputs") and row.get("task") for row in rows):
         return None
-    bound = cross_fit(rows, folds, seed, facts_and_evidence)
-    if bound is None:
-        return None
-    return {**fit.signal(), "evidence_predicted_avg_hr": bound.signal()["predicted_avg_hr"]}
+    features = np.hstack([fit.features, np.stack([evidence_vector(row) for row in rows])])
+    predicted, _ = _fold_predictions(fit.quality, features, fit.folds, fit.seed)
+    return fit.chosen_avg_hr(predicted)
+
+
+def signal_of(rows: Sequence[dict[str, Any]], fit: CrossFit) -> dict[str, Any]:
+    """`fit.signal()`, with "evidence_predicted_avg_hr" (`hindsight_evidence`) when the rows record
+    tool answers."""
+    bound = hindsight_evidence(rows, fit)
+    return fit.signal() if bound is None else {**fit.signal(), "evidence_predicted_avg_hr": bound}
 
 
 def routing_signal(
     rows: Sequence[dict[str, Any]], folds: int = FOLDS, seed: int = 0
 ) -> dict[str, Any] | None:
     """The diagnostic over `rows` (trajectory rows), or None with fewer tasks than folds or no tool
-    set ranked on every task; with the hindsight-evidence bound when the rows record tool answers."""
+    set ranked on every task (`signal_of`)."""
     fit = cross_fit(rows, folds, seed)
-    if fit is None:
-        return None
-    return hindsight_evidence(rows, fit, folds, seed) or fit.signal()
+    return signal_of(rows, fit) if fit else None
 
 
 def describe(signal: dict[str, Any] | None) -> str:
