@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from world.data import natural_key
 from world.environment import Environment
-from world.scenarios import SCENARIOS, WINDOW_DAYS, eligible_users, scenario_rule
+from world.evaluation_world import scenario_cases
+from world.scenarios import BENCH_SCENARIOS, WINDOW_DAYS, eligible_users, scenario_rule
 
 if TYPE_CHECKING:
     from bench.protocol import Protocol
@@ -54,21 +55,24 @@ def pool_users(env: Environment) -> frozenset[str]:
     return frozenset(u for u, fixed in presplit.items() if fixed.candidates is not None)
 
 
-def usable_negatives(env: Environment, user_id: str) -> int:
+def usable_negatives(env: Environment, user_id: str, scenario: str = "classic") -> int:
     """Negatives `bench.candidates.sample_candidates` can draw from the user's pool (pool items
     that are neither the target nor anything the user interacted with)."""
     fixed = (env.dataset.presplit or {})[user_id]
-    target = env.cases[user_id].target.item_id
+    target = scenario_cases(env, scenario)[user_id].target.item_id
     seen = env.interacted(user_id)
     return sum(1 for item in dict.fromkeys(fixed.candidates or ()) if item != target and item not in seen)
 
 
 def eligibility(env: Environment, scenario: str, candidates: int, mix: bool = False) -> Eligibility:
     """The users `scenario` may evaluate with `candidates` per user, and why (see module doc)."""
-    split = len(env.cases)
-    users = eligible_users(env.cases, scenario, env.popularity, len(env.item_ids))
+    cases = scenario_cases(env, scenario)  # cold_start: the users the default split drops too
+    users = eligible_users(cases, scenario, env.popularity, len(env.item_ids))
+    held_out = "users with a held-out target" + (
+        " (split down to 2 interactions)" if cases is not env.cases else ""
+    )
     steps = [
-        Step("users with a held-out target", split),
+        Step(held_out, len(cases)),
         Step(scenario_rule(scenario, env.popularity, len(env.item_ids)), len(users)),
     ]
     pooled = pool_users(env)
@@ -77,7 +81,7 @@ def eligibility(env: Environment, scenario: str, candidates: int, mix: bool = Fa
         source = "mixed"
     elif pooled:
         source = "pools"
-        users = [u for u in users if u in pooled and usable_negatives(env, u) >= candidates - 1]
+        users = [u for u in users if u in pooled and usable_negatives(env, u, scenario) >= candidates - 1]
         rule = (
             f"has a pre-generated pool with at least {candidates - 1} usable negatives (the dataset ships "
             f"pools for {len(pooled):,} users; --mix-candidates also evaluates the others)"
@@ -105,7 +109,7 @@ def candidates_block(env: Environment, protocol: Protocol, evaluated: Iterable[s
     evaluated = list(evaluated)
     by_scenario = {
         name: len(chosen.users) if name == scenario else len(eligibility(env, name, candidates, mix).users)
-        for name in SCENARIOS
+        for name in BENCH_SCENARIOS
         if env.dataset.has_time or name not in WINDOW_DAYS
     }
     return {

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
 from bench.candidates import sample_candidates
 from bench.eligibility import eligibility
+from state.context import Context
 from world.data import natural_key
 from world.environment import Environment
 from world.errors import ProtocolError
+from world.evaluation_world import scenario_cases, world_spec
 from world.scenarios import check_scenario
 
 
@@ -25,7 +28,7 @@ class Protocol:
     seed: int = 0
     """Seeds user selection and candidate sampling."""
     scenario: str = "classic"
-    """One of world.scenarios' five scenarios."""
+    """One of world.scenarios' `BENCH_SCENARIOS`."""
     users: int = 200
     """How many users to evaluate (all eligible ones if fewer)."""
     llm: str = "heuristic"
@@ -85,12 +88,13 @@ def plan_cases(env: Environment, protocol: Protocol) -> list[EvalCase]:
 def plan_cases_for(env: Environment, protocol: Protocol, users: list[str]) -> list[EvalCase]:
     """Test cases (target and seeded candidates) for the given users."""
     presplit = env.dataset.presplit or {}
+    split = scenario_cases(env, protocol.scenario)
     cases = []
     for user_id in users:
         env.require_user(user_id)
-        if user_id not in env.cases:
+        if user_id not in split:
             raise ProtocolError(f"user {user_id!r} has too few interactions to hold one out")
-        target = env.cases[user_id].target.item_id
+        target = split[user_id].target.item_id
         fixed = presplit.get(user_id)
         candidates = sample_candidates(
             user_id=user_id,
@@ -103,3 +107,11 @@ def plan_cases_for(env: Environment, protocol: Protocol, users: list[str]) -> li
         )
         cases.append(EvalCase(user_id, target, candidates))
     return cases
+
+
+def evaluation_context(context: Context, protocol: Protocol, cases: Sequence[EvalCase]) -> Context:
+    """`context` pointed at the scenario's evaluation world for the users of `cases`
+    (`world.evaluation_world`): every method's training, memories and models then see only what the
+    scenario lets those users see. Unchanged (the same object) for scenarios without a world."""
+    spec = world_spec(context.dataset, protocol.scenario, [case.user_id for case in cases])
+    return context if spec == context.dataset else replace(context, dataset=spec)

@@ -17,7 +17,7 @@ from bench.item_prefetch import prefetch_item_vectors
 from bench.method_summary import method_metrics
 from bench.planned_calls import call_plan_entry
 from bench.preload import start_preloads, wait_preload
-from bench.protocol import EvalCase, Protocol
+from bench.protocol import EvalCase, Protocol, evaluation_context
 from bench.records import result_record
 from bench.tracing import BenchTracing
 from graphs.concurrency import run_concurrently
@@ -206,6 +206,8 @@ def run_benchmark(
     on a LangGraph deployment instead (bench/remote.py)."""
     from bench.workers import ranking_pool  # here: bench.workers builds on this module
 
+    # cold_user / cold_start: every method trains and ranks in the scenario's world (bench/protocol.py)
+    context = evaluation_context(context, protocol, cases)
     start_preloads(methods, context)  # methods' one-time loading, in background threads
     threads = checkpoints_for(log.path.parent, protocol) if checkpoints else None
     if threads is not None:

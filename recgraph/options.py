@@ -6,7 +6,7 @@ import argparse
 import os
 
 from bench.sim_engine import FAULT_KINDS, OPT_IN_FAULTS
-from world.scenarios import SCENARIOS
+from world.scenarios import BENCH_SCENARIOS
 
 LLM_BACKENDS = ("heuristic", "local", "sim", "openai:<model>")
 """The values of --llm (`openai:<model>` names any model of an OpenAI-compatible endpoint)."""
@@ -16,7 +16,9 @@ def add_dataset_options(parser: argparse.ArgumentParser) -> None:
     """Options every data-reading command shares."""
     parser.add_argument("--dataset", default="ml-100k", help="ml-100k or a dataset path")
     parser.add_argument("--seed", type=int, default=0, help="seed for users and candidates")
-    parser.add_argument("--scenario", default="classic", choices=SCENARIOS, help="what the user may see")
+    parser.add_argument(
+        "--scenario", default="classic", choices=BENCH_SCENARIOS, help="what the user may see"
+    )
     shared = parser.add_argument_group("shared memory")
     shared.add_argument(
         "--database-url",

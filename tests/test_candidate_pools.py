@@ -76,7 +76,7 @@ def test_the_steps_say_why(pooled: str) -> None:
     assert block["pools"] == 4 and block["source"] == "pools"
     # order only: no evolving scenarios. 18 of the 30 items are never trained on (the 20% quantile is
     # 0); u1's and u2's targets (11, 12) are in u9's and u10's training histories, u3's (13) is not
-    assert block["eligible_by_scenario"] == {"classic": 3, "cold_user": 3, "cold_item": 1}
+    assert block["eligible_by_scenario"] == {"classic": 3, "cold_user": 3, "cold_item": 1, "cold_start": 0}
     text = describe_candidates(block)
     assert text.startswith("candidates: the target + 4 negatives drawn from the user's pre-generated pool")
     assert "users with a held-out target: 10 → classic keeps every split user: 10 → has a pre" in text

@@ -7,7 +7,14 @@ import pytest
 from world.data import Interaction
 from world.errors import ProtocolError
 from world.loaders.recbole_atomic import load_recbole_atomic
-from world.scenarios import DAY, check_scenario, eligible_users, visible_history
+from world.scenarios import (
+    DAY,
+    check_scenario,
+    cold_start_cases,
+    eligible_users,
+    scenario_rule,
+    visible_history,
+)
 from world.split import UserCase, leave_one_out
 
 
@@ -65,3 +72,18 @@ def test_scenarios_are_checked() -> None:
     with pytest.raises(ProtocolError, match="needs timestamps"):
         check_scenario("evolving_short", False)
     check_scenario("cold_user", False)
+
+
+def test_cold_start_takes_users_with_two_or_three_interactions(tiny_dataset_dir: Path) -> None:
+    dataset = load_recbole_atomic(tiny_dataset_dir)
+    # u4 has 2 interactions (the default split skips it), u2 has 3; u1 and u3 have 4.
+    cases = cold_start_cases(dataset)
+    assert sorted(cases) == ["u2", "u4"]
+    assert cases["u4"].history == () and cases["u4"].valid is not None and cases["u4"].valid.item_id == "5"
+    assert cases["u4"].target.item_id == "2"
+    assert visible_history(cases["u4"], "cold_start") == ["5"]
+    assert sorted(eligible_users(cases, "cold_start", {}, 6)) == ["u2", "u4"]
+    # Given the default split, cold_start keeps only its 3-interaction users.
+    assert eligible_users(leave_one_out(dataset), "cold_start", {}, 6) == ["u2"]
+    assert "2 or 3 interactions" in scenario_rule("cold_start", {}, 6)
+    check_scenario("cold_start", has_time=False)  # order-only data is fine

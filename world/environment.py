@@ -26,10 +26,11 @@ T = TypeVar("T")
 class Environment:
     """A dataset with its split, training matrix and lazily built models."""
 
-    def __init__(self, dataset: Dataset) -> None:
-        """Split the dataset and index its training interactions."""
+    def __init__(self, dataset: Dataset, min_interactions: int = 3) -> None:
+        """Split the dataset (users with at least `min_interactions`) and index its training
+        interactions."""
         self.dataset = dataset
-        self.cases: dict[str, UserCase] = leave_one_out(dataset)
+        self.cases: dict[str, UserCase] = leave_one_out(dataset, min_interactions)
         self.item_ids: list[str] = sorted(dataset.items, key=natural_key)
         self.item_index: dict[str, int] = {item: i for i, item in enumerate(self.item_ids)}
         self.user_ids: list[str] = dataset.user_ids()
@@ -86,6 +87,10 @@ class Environment:
         """The user's visible history: all before the held-out test target, per scenario."""
         self.require_user(user_id)
         case = self.cases.get(user_id)
+        if case is None and scenario == "cold_start":  # split down to 2 interactions for it
+            from world.evaluation_world import scenario_cases
+
+            case = scenario_cases(self, scenario).get(user_id)
         if case is None:  # too few interactions to split: everything is history
             return list(self._all_events.get(user_id, []))
         return visible_history(case, scenario)
@@ -125,15 +130,20 @@ class Environment:
 
 @lru_cache(maxsize=8)
 def _environment(spec: str) -> Environment:
+    from world.evaluation_world import WORLD_MARK, load_world  # it builds on this module
+
+    if WORLD_MARK in spec:
+        return load_world(spec)
     return Environment(load_dataset(spec))
 
 
-_env_lock = threading.Lock()
+_env_lock = threading.RLock()  # reentrant: a world's environment loads its dataset's first
 _loaded: set[str] = set()
 
 
 def get_environment(spec: str) -> Environment:
-    """The process-wide `Environment` for a dataset name or path."""
+    """The process-wide `Environment` for a dataset name or path, or for a scenario's evaluation
+    world (`world.evaluation_world`: `<dataset>#eval:<scenario>[:<digest>]`)."""
     with _env_lock:
         env = _environment(spec)
         _loaded.add(spec)

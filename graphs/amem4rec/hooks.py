@@ -6,7 +6,10 @@ Bench pools live under `<out>/amem4rec_pool/<method>-<key>/`, the key a digest o
 configuration, the run's protocol (dataset, candidates, seed, scenario, users, llm), the users
 trained on, the window cap and the memory backend: a rerun of the same command reuses (or resumes)
 its pool; any other setting gets a folder of its own, so nothing is overwritten. Windows come from
-the users under test (the paper trains and evaluates on the same users), training part only.
+the users under test (the paper trains and evaluates on the same users), training part only, read
+from the run's world (world/evaluation_world.py). Under cold_user and cold_start the users under test
+have no more than their visible items there, so other users' windows join them (`pool_users`): the
+paper's cold-start users are served by a pool built from other users' behaviour.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from langchain_core.runnables import RunnableConfig
 
 from agents.amem4rec.retrieval import embed_queries, history_query, recent_items
@@ -30,6 +34,7 @@ from state.context import backend_for
 from tools.amem4rec.folder import MANIFEST, config_key, forget_pool, pool_config
 from world.data import natural_key
 from world.environment import Environment, get_environment
+from world.evaluation_world import has_world
 
 POOL_DIR = "amem4rec_pool"
 """Sub-folder of `--out` holding the AMEM4Rec methods' pools."""
@@ -50,6 +55,20 @@ def bench_pool_key(context: Amem4RecContext, protocol: dict[str, Any], users: li
     )
 
 
+def pool_users(env: Environment, request: PrepareRequest, window: int) -> list[str]:
+    """Whose training windows a bench pool is trained on: the users under test; in a scenario with a
+    world of its own (cold_user, cold_start: world/evaluation_world.py) also as many other users of
+    that world with at least one window, a sample seeded by the protocol's seed, in id order."""
+    users = list(request.users)
+    if not has_world(request.scenario):
+        return users
+    tested = set(users)
+    others = [u for u, case in env.cases.items() if u not in tested and len(case.history) >= window]
+    others.sort(key=natural_key)
+    order = np.random.default_rng(int(request.protocol.get("seed", 0))).permutation(len(others))
+    return [*users, *sorted((others[i] for i in order[: len(users)]), key=natural_key)]
+
+
 def window_trace(request: PrepareRequest, ref: WindowRef) -> RunnableConfig:
     """The root-run config of one training window of a bench run (in-process or on a deployment):
     it names the method, the user and the window."""
@@ -66,12 +85,12 @@ def window_trace(request: PrepareRequest, ref: WindowRef) -> RunnableConfig:
 def train_for_bench(request: PrepareRequest) -> Prepared:
     """`prepare` hook: the method's pool trained on the users' training windows; its progress shows
     as "<method> · training"; metrics.json gets `training` (pool statistics and cost)."""
-    users = list(request.users)
+    env = get_environment(request.context.dataset)  # the run's world
+    users = pool_users(env, request, request.context.amem4rec_window)
     key = bench_pool_key(request.context, dict(request.protocol), users)
     folder = request.work_dir / POOL_DIR / f"{request.method}-{key}"
     existed = (folder / MANIFEST).is_file()
     context = replace(request.context, amem4rec_pool=str(folder))
-    env = get_environment(context.dataset)
     label = f"{request.method} · training"
     progress = request.on_progress
     hook = (lambda done, total: progress(label, done, total)) if progress else None
@@ -79,7 +98,7 @@ def train_for_bench(request: PrepareRequest) -> Prepared:
     run = train_pool(env, context, users, request.concurrency, hook, partial(window_trace, request))
     summary = training_summary(run)
     summary["reused"] = existed and run.applied_now == 0
-    embed_user_queries(env, context, [u for u in users if u not in request.ranked], request.scenario)
+    embed_user_queries(env, context, [u for u in request.users if u not in request.ranked], request.scenario)
     return Prepared(context, {"training": summary})
 
 

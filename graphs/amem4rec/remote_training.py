@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from agents.amem4rec.windows import WindowRef, plan_windows
-from graphs.amem4rec.hooks import POOL_DIR, bench_pool_key, window_trace
+from graphs.amem4rec.hooks import POOL_DIR, bench_pool_key, pool_users, window_trace
 from graphs.amem4rec.training import TrainingRun, training_summary
 from graphs.hooks import Prepared, PrepareRequest
 from graphs.method_spec import RemoteCall, RemoteRunner, remote_name
@@ -74,11 +74,11 @@ def train_remotely(request: PrepareRequest, remote: RemoteRunner) -> Prepared:
     """`remote_prepare` hook: the method's pool trained on the deployment (see the module docstring);
     progress shows as "<method> · training"; metrics.json gets `training`, as in-process."""
     started = time.perf_counter()
-    users = list(request.users)
+    env = get_environment(request.context.dataset)  # the run's world
+    users = pool_users(env, request, request.context.amem4rec_window)  # type: ignore[attr-defined]
     key = bench_pool_key(request.context, dict(request.protocol), users)  # type: ignore[arg-type]
     location = remote_name(request.work_dir, POOL_DIR, f"{request.method}-{key}")
     context: Amem4RecContext = replace(request.context, amem4rec_pool=location)  # type: ignore[type-var]
-    env = get_environment(context.dataset)
     plan = plan_windows(env, users, context.amem4rec_window, context.amem4rec_windows_per_user)
     keys = [ref.key for ref in plan]
     answer = commit_remotely(remote, context, [], keys)
