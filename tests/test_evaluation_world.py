@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
+import world.evaluation_world as evaluation_world_module
 from bench.protocol import Protocol, evaluation_context, plan_cases
 from state.context import Context
 from tests.test_cold_user_leak import TITLES, write_planted
 from world.environment import get_environment
 from world.errors import ProtocolError
-from world.evaluation_world import evaluation_world, hidden_interactions
+from world.evaluation_world import evaluation_world, hidden_interactions, load_world, world_spec
 
 
 def test_the_cold_user_world_drops_only_the_hidden_part(tmp_path: Path) -> None:
@@ -74,3 +75,17 @@ def test_cold_start_evaluates_users_with_two_or_three_interactions(tmp_path: Pat
 def test_cold_start_is_refused_on_a_dataset_without_light_users() -> None:
     with pytest.raises(ProtocolError, match="no user of 'ml-100k' qualifies for 'cold_start'"):
         plan_cases(get_environment("ml-100k"), Protocol(dataset="ml-100k", scenario="cold_start"))
+
+
+def test_another_process_rebuilds_a_cold_user_world_from_its_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = write_planted(tmp_path / "planted")
+    spec = world_spec(data, "cold_user", ["b", "a"])
+    assert spec == world_spec(data, "cold_user", ["a", "b"])  # the users' order does not matter
+    monkeypatch.setattr(evaluation_world_module, "_users_of", {})  # as a fresh worker process
+    rebuilt = load_world(spec)
+    assert rebuilt.cases["a"].history == get_environment(spec).cases["a"].history
+    assert [e.item_id for e in rebuilt.cases["b"].before_target()] == ["9", "10", "11"]
+    with pytest.raises(ProtocolError, match="is not recorded"):
+        load_world(spec[:-12] + "0" * 12)
