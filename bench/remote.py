@@ -152,11 +152,17 @@ def describe_servers(pool: RemotePool, seconds: float) -> str:
 
 
 def recommend_remotely(
-    servers: str, method: str, request: dict[str, Any], context: Context, config: dict[str, Any]
+    servers: str,
+    method: str,
+    request: dict[str, Any],
+    context: Context,
+    config: dict[str, Any],
+    key: str | None = None,
 ) -> dict[str, Any]:
-    """`recgraph recommend --server URL`: one user's run on the deployment; its output."""
+    """`recgraph recommend --server URL [--server-key KEY]`: one user's run on the deployment; its
+    output."""
     check_remote_methods([method])
-    replicas = connect(servers, [method])
+    replicas = connect(servers, [method], key)
     found: list[dict[str, Any]] = []
     call = RemoteCall(
         method, request, method_context(method, context), wire_config(config), str(request["user_id"])

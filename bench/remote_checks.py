@@ -40,9 +40,10 @@ def service_graphs_of(methods: Sequence[str]) -> list[str]:
     return [name for name, spec in SERVICE_GRAPHS.items() if spec.graph.split(".")[1] in rooms]
 
 
-def connect(servers: str, methods: Sequence[str]) -> Replicas:
-    """The deployment at `servers` ("URL[,URL…]"), each URL checked to answer and serve the methods'
-    graphs (one line and exit 2 otherwise, within `PROBE_SECONDS` per URL)."""
-    replicas = Replicas(split_servers(servers))
+def connect(servers: str, methods: Sequence[str], key: str | None = None) -> Replicas:
+    """The deployment at `servers` ("URL[,URL…]"), each URL checked to answer, accept `key` (the
+    `--server-key` credential, if any) and serve the methods' graphs (one line and exit 2 otherwise,
+    within `PROBE_SECONDS` per URL)."""
+    replicas = Replicas(split_servers(servers), key=key)
     replicas.check([*methods, *service_graphs_of(methods)])
     return replicas

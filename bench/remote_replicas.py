@@ -63,26 +63,47 @@ def split_servers(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(urls))
 
 
-def _get(url: str, path: str, body: dict[str, Any] | None = None) -> Any:
+def auth_headers(key: str | None) -> dict[str, str]:
+    """The credential header of every request to a deployment (none without a key)."""
+    return {"Authorization": f"Bearer {key}"} if key else {}
+
+
+def _get(url: str, path: str, body: dict[str, Any] | None = None, key: str | None = None) -> Any:
     data = json.dumps(body).encode() if body is not None else None
     request = urllib.request.Request(
         f"{url}{path}",
         data=data,
         method="POST" if data else "GET",
-        headers={"Content-Type": "application/json"},
+        headers={"Content-Type": "application/json", **auth_headers(key)},
     )
     with urllib.request.urlopen(request, timeout=PROBE_SECONDS) as answer:
         return json.loads(answer.read() or b"null")
 
 
-def served_graph_ids(url: str) -> set[str]:
-    """The graph ids `url` serves; `RecgraphError` (one line) when it does not answer in time."""
+def served_graph_ids(url: str, key: str | None = None) -> set[str]:
+    """The graph ids `url` serves; `RecgraphError` (one line) when it does not answer in time or
+    refuses the credential (401/403)."""
     try:
         _get(url, "/ok")
-        return {a["graph_id"] for a in _get(url, "/assistants/search", {"limit": 1000})}
+        return {a["graph_id"] for a in _get(url, "/assistants/search", {"limit": 1000}, key)}
+    except urllib.error.HTTPError as error:
+        if error.code in (401, 403):
+            raise RecgraphError(refused_credential(url, error.code, key)) from None
+        raise RecgraphError(f"cannot reach the LangGraph server {url}: HTTP {error.code}") from None
     except (OSError, ValueError) as error:  # refused, timed out, not a LangGraph server
         reason = getattr(error, "reason", None) or error
         raise RecgraphError(f"cannot reach the LangGraph server {url}: {reason}") from None
+
+
+def refused_credential(url: str, status: int, key: str | None) -> str:
+    """One line for a deployment that answered 401 or 403 (the key itself is never shown)."""
+    name = "401 Unauthorized" if status == 401 else "403 Forbidden"
+    if not key:
+        return (
+            f"the LangGraph server {url} answered {name}: it requires a credential; pass --server-key "
+            "KEY or set RECGRAPH_SERVER_KEY (a service key or token)"
+        )
+    return f"the LangGraph server {url} answered {name} to the --server-key / RECGRAPH_SERVER_KEY given"
 
 
 def project_error_names() -> set[str]:
@@ -130,11 +151,13 @@ class Replicas:
     """Runs waiting on each URL now."""
     on_run_created: Callable[[RemoteCall, str], None] | None = None
     """Told (call, server run id) when a run starts: its LangSmith root run id."""
+    key: str | None = field(default=None, repr=False)
+    """The credential sent to every URL (`--server-key`), never shown."""
 
     def check(self, graphs: Sequence[str]) -> None:
         """Refuse in one line a URL that does not answer or does not serve one of `graphs`."""
         for url in self.servers:
-            missing = [g for g in graphs if g not in served_graph_ids(url)]
+            missing = [g for g in graphs if g not in served_graph_ids(url, self.key)]
             if missing:
                 raise RecgraphError(
                     f"the LangGraph server {url} serves no graph {', '.join(map(repr, missing))}: start "
@@ -169,7 +192,11 @@ class Replicas:
         from langgraph_sdk import get_client
 
         timeout = httpx.Timeout(connect=CONNECT_SECONDS, read=RUN_SECONDS, write=60.0, pool=None)
-        clients = {url: get_client(url=url, timeout=timeout) for url in self.servers}
+        # api_key=None: the SDK would otherwise send LANGSMITH_API_KEY from the environment as x-api-key
+        headers = auth_headers(self.key)
+        clients = {
+            url: get_client(url=url, api_key=None, headers=headers, timeout=timeout) for url in self.servers
+        }
 
         async def one(call: RemoteCall) -> tuple[RemoteCall, dict[str, Any], float]:
             output, seconds = await self._call(clients, call)
@@ -211,6 +238,9 @@ class Replicas:
                     on_run_created=self._created(call),
                 )
             except (httpx.TransportError, httpx.HTTPStatusError) as error:
+                if isinstance(error, httpx.HTTPStatusError) and error.response.status_code in (401, 403):
+                    status = error.response.status_code
+                    raise RemoteRunError(refused_credential(url, status, self.key)) from None
                 if isinstance(error, httpx.HTTPStatusError) and error.response.status_code < 500:
                     raise RemoteRunError(
                         f"{url} refused the {call.assistant} run: {first_line(error)}"

@@ -148,9 +148,13 @@ def descriptions() -> dict[str, str]:
     return found
 
 
+AUTH = {"path": "./graphs/auth/server.py:auth", "disable_studio_auth": True}
+"""langgraph.json's `auth`: the project's custom auth (graphs/auth/), and no unchecked Studio bypass."""
+
+
 def langgraph_json() -> str:
     """The content langgraph.json must have."""
-    return json.dumps({"dependencies": ["."], "graphs": served_graphs()}, indent=2) + "\n"
+    return json.dumps({"dependencies": ["."], "graphs": served_graphs(), "auth": AUTH}, indent=2) + "\n"
 
 
 if __name__ == "__main__":

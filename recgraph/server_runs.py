@@ -4,6 +4,7 @@ heavy work, and what it did reported after."""
 from __future__ import annotations
 
 import argparse
+import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -21,7 +22,12 @@ def remote_replicas(args: argparse.Namespace, methods: list[str]) -> Replicas | 
 
     check_remote_methods(methods)
     check_remote_options(args.workers, args.checkpoints, args.llm_cache)
-    return connect(args.server, methods)
+    return connect(args.server, methods, server_key(args))
+
+
+def server_key(args: argparse.Namespace) -> str | None:
+    """The credential sent to the deployment: `--server-key`, else RECGRAPH_SERVER_KEY, else none."""
+    return getattr(args, "server_key", None) or os.environ.get("RECGRAPH_SERVER_KEY") or None
 
 
 def remote_pool(replicas: Replicas | None, tracing: BenchTracing) -> RemotePool | None:
