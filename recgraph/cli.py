@@ -131,6 +131,12 @@ def build_parser() -> argparse.ArgumentParser:
 def add_server_option(parser: argparse.ArgumentParser, what: str) -> None:
     """`--server URL[,URL…]`: a LangGraph deployment (`langgraph dev` or up) serving langgraph.json."""
     parser.add_argument("--server", default=None, metavar="URL[,URL…]", help=f"{what}; default: in-process")
+    parser.add_argument(
+        "--server-key",
+        default=None,
+        metavar="KEY",
+        help="credential sent to --server (a service API key or JWT); default: RECGRAPH_SERVER_KEY",
+    )
 
 
 def connect_database(url: str | None) -> None:
