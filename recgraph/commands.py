@@ -246,8 +246,10 @@ def recommend(args: argparse.Namespace) -> int:
         try:
             if args.server:  # the deployment runs the graph (bench/remote.py)
                 from bench.remote import recommend_remotely
+                from recgraph.server_runs import server_key
 
-                output = recommend_remotely(args.server, method, request, context, dict(tracing_config))
+                config = dict(tracing_config)
+                output = recommend_remotely(args.server, method, request, context, config, server_key(args))
             else:
                 output = get_graph(method).invoke(request, config=tracing_config, context=context)
         except Exception as error:  # a bug in the method: one line here, the traceback in errors.log
