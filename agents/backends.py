@@ -172,26 +172,28 @@ def tls_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-def bind_schema(model: BaseChatModel, schema: type, json_schema: dict[str, Any] | None = None) -> object:
+def bind_schema(
+    model: BaseChatModel,
+    schema: type,
+    json_schema: dict[str, Any] | None = None,
+    structured_output: str = "auto",
+) -> object:
     """The model constrained to answer JSON following `schema` (a pydantic model class).
 
-    OpenAI-compatible endpoints get `response_format: json_schema`; llama.cpp gets a
-    JSON-schema grammar. Either way the raw message comes back and our agent loop parses
-    and validates it, so every backend goes through the same checks.
+    llama.cpp gets a JSON-schema grammar. OpenAI-compatible endpoints get the request shape
+    `structured_output` names (`Context.structured_output`: json_schema, json_object, tools, or auto,
+    which switches an endpoint once it refuses json_schema; `agents.structured_output`). Either way
+    the raw message comes back and our agent loop parses and validates it, so every backend goes
+    through the same checks.
     """
     json_schema = json_schema or schema.model_json_schema()
     from agents.local_llm import LocalChatModel
 
     if isinstance(model, LocalChatModel):
         return model.bind(response_format={"type": "json_object", "schema": json_schema})
-    # Sent through `extra_body`: the wire format is the same `response_format`, but the
-    # OpenAI SDK then skips its per-request type transform and client-side parse of the
-    # schema (~5 ms of CPU per call), and we parse and validate the answer ourselves anyway.
-    response_format = {
-        "type": "json_schema",
-        "json_schema": {"name": schema.__name__, "schema": json_schema, "strict": False},
-    }
-    return model.bind(extra_body={"response_format": response_format})
+    from agents.structured_output import StructuredModel
+
+    return StructuredModel(model, schema.__name__, json_schema, structured_output)
 
 
 def preflight(context: Any) -> None:

@@ -38,6 +38,57 @@ ID_FAULTS: frozenset[str] = frozenset({"unknown_ids", "duplicate_ids", "echo"})
 """Faults that need id-aware output (candidate ids in the prompt and an id array to damage)."""
 MALFORMED = '{"ranking": [oops'
 MODEL_ID = "sim-model"
+REFUSABLE: tuple[str, ...] = ("json_schema", "json_object", "tools")
+"""Request shapes the server can be told to refuse (`--refuse`), as a model without them does."""
+SCHEMA_NOTE = "The JSON object must follow this JSON Schema:"
+"""Where a `json_object` request writes its schema (`agents.structured_output.SCHEMA_NOTE`)."""
+
+
+def parse_refused(spec: str | Iterable[str]) -> tuple[str, ...]:
+    """`"json_schema,tools"` (or an iterable) -> the refused shapes; ValueError naming unknown ones."""
+    names = [n.strip() for n in (spec.split(",") if isinstance(spec, str) else spec) if n.strip()]
+    unknown = [n for n in names if n not in REFUSABLE]
+    if unknown:
+        raise ValueError(
+            f"unknown shape(s) to refuse: {', '.join(unknown)}; choose from {', '.join(REFUSABLE)}"
+        )
+    return tuple(dict.fromkeys(names))
+
+
+def refusal(body: dict[str, Any], refused: tuple[str, ...]) -> dict[str, Any] | None:
+    """The HTTP 400 body a model without the request's shape answers (None: the shape is served).
+    Worded as OpenAI words it for gpt-3.5-turbo-0125 and `json_schema`."""
+    shape = (body.get("response_format") or {}).get("type")
+    if shape in refused and shape in ("json_schema", "json_object"):
+        message = f"Invalid parameter: 'response_format' of type '{shape}' is not supported with this model."
+        return {
+            "error": {
+                "message": message,
+                "type": "invalid_request_error",
+                "param": "response_format",
+                "code": None,
+            }
+        }
+    if "tools" in refused and body.get("tools"):
+        message = "Invalid parameter: 'tools' is not supported with this model."
+        return {
+            "error": {"message": message, "type": "invalid_request_error", "param": "tools", "code": None}
+        }
+    return None
+
+
+def schema_in_prompt(messages: list[Any]) -> dict[str, Any] | None:
+    """The JSON schema a `json_object` request wrote after `SCHEMA_NOTE` (the last one), if any."""
+    for message in reversed(messages):
+        text = _text(message.get("content")) if isinstance(message, dict) else ""
+        at = text.rfind(SCHEMA_NOTE)
+        if at >= 0:
+            try:
+                found, _ = json.JSONDecoder().raw_decode(text[at + len(SCHEMA_NOTE) :].lstrip())
+            except ValueError:
+                return None
+            return found if isinstance(found, dict) else None
+    return None
 
 
 def parse_fault_kinds(spec: str | Iterable[str]) -> tuple[str, ...]:
@@ -77,8 +128,15 @@ class Simulator:
     """The state shared by all handler threads: configuration, fault RNG and counters."""
 
     def __init__(
-        self, latency: float, fault_rate: float, faults: tuple[str, ...], timeout_delay: float, seed: int
+        self,
+        latency: float,
+        fault_rate: float,
+        faults: tuple[str, ...],
+        timeout_delay: float,
+        seed: int,
+        refused: tuple[str, ...] = (),
     ) -> None:
+        self.refused = refused
         self.latency = latency
         self.fault_rate = fault_rate
         self.faults = faults
@@ -94,6 +152,7 @@ class Simulator:
             self.requests = 0
             self.served_ok = 0
             self.fault_counts = dict.fromkeys(FAULT_KINDS, 0)
+            self.refusals = 0
             self.injection_modes = dict.fromkeys(sim_injection.INJECTION_MODES, 0)
         return self.stats()
 
@@ -103,11 +162,14 @@ class Simulator:
 
     def stats(self) -> dict[str, Any]:
         """`requests`: every POST /v1/chat/completions (400s included); `served_ok`: normal
-        answers; `faults`: injected faults per kind (every kind listed, zero included); with the
+        answers; `faults`: injected faults per kind (every kind listed, zero included); with refused
+        shapes (`--refuse`), `refused`: the requests refused with HTTP 400 for their shape; with the
         `injection` fault enabled, `injection_modes`: its count per mode (`bench.sim_injection`)."""
         with self.lock:
             stats: dict[str, Any] = {"requests": self.requests, "served_ok": self.served_ok}
             stats["faults"] = dict(self.fault_counts)
+            if self.refused:
+                stats["refused"] = self.refusals
             if "injection" in self.faults:
                 stats["injection_modes"] = dict(self.injection_modes)
             return stats
@@ -140,6 +202,11 @@ class Simulator:
         if body.get("stream"):
             message = "stream=true is not supported by the simulated server; call without streaming"
             return 400, error_body(message, "invalid_request_error"), {}
+        refused = refusal(body, self.refused)
+        if refused is not None:
+            with self.lock:
+                self.refusals += 1
+            return 400, refused, {}
         # The latest user message that lists candidates: a retry's last turn may be only the note.
         users = [_text(m.get("content")) for m in messages if isinstance(m, dict) and m.get("role") == "user"]
         prompt = next((text for text in reversed(users) if extract_candidate_ids(text)), "")
@@ -241,6 +308,9 @@ class Simulator:
         if fmt.get("type") == "json_schema":
             return None, (fmt.get("json_schema") or {}).get("schema") or {"type": "object", "properties": {}}
         if fmt.get("type") == "json_object":
+            written = schema_in_prompt(body.get("messages") or [])
+            if written is not None:  # the schema the prompt asks for, as a model that reads it
+                return None, written
             if ids:
                 return None, {
                     "type": "object",

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from bench.sim_server import parse_fault_kinds
+from bench.sim_server import parse_fault_kinds, parse_refused
 
 
 class SimServer:
@@ -36,9 +36,12 @@ class SimServer:
         timeout_delay: float = 3.0,
         seed: int = 0,
         host: str = "127.0.0.1",
+        refuse: str | Iterable[str] = (),
     ) -> None:
-        """Store the options (validated now: unknown fault kinds raise ValueError)."""
+        """Store the options (validated now: unknown fault kinds or refused shapes raise ValueError);
+        `refuse`: request shapes (json_schema, json_object, tools) the server answers with HTTP 400."""
         self.faults = ",".join(parse_fault_kinds(faults))
+        self.refuse = ",".join(parse_refused(refuse))
         self.latency, self.fault_rate, self.timeout_delay = latency, fault_rate, timeout_delay
         self.seed, self.host = seed, host
         self.process: subprocess.Popen[bytes] | None = None
@@ -74,6 +77,7 @@ class SimServer:
             str(self.timeout_delay),
             "--seed",
             str(self.seed),
+            *(["--refuse", self.refuse] if self.refuse else []),
         ]
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process
         self.process = subprocess.Popen(

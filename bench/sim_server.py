@@ -4,8 +4,10 @@ Used by the tests and by `recgraph bench perf` to measure orchestration overhead
 real model. Standard library only, so it starts fast; it always runs in its own process
 (`python -m bench.sim_server`, or `bench.sim_process.SimServer`), never sharing the client's GIL.
 
-Endpoints: `POST /v1/chat/completions` (json_schema response_format -> JSON content; tools ->
-one tool call; otherwise plain text), `GET /v1/models`, `GET /health`, `GET /stats`,
+Endpoints: `POST /v1/chat/completions` (json_schema response_format -> JSON content; json_object ->
+JSON following the schema the prompt writes after `SCHEMA_NOTE`; tools -> one tool call; otherwise
+plain text; with `--refuse SHAPES`, a request in a refused shape gets the HTTP 400 a model without
+it answers), `GET /v1/models`, `GET /health`, `GET /stats`,
 `POST /stats/reset`. See `fill_schema` for how answers are built from schemas and prompts.
 """
 
@@ -20,7 +22,15 @@ from collections.abc import Iterable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from bench.sim_engine import FAULT_KINDS, ID_FAULTS, MODEL_ID, Simulator, error_body, parse_fault_kinds
+from bench.sim_engine import (
+    FAULT_KINDS,
+    ID_FAULTS,
+    MODEL_ID,
+    Simulator,
+    error_body,
+    parse_fault_kinds,
+    parse_refused,
+)
 from bench.sim_schema import extract_candidate_ids, fill_schema
 
 __all__ = [
@@ -31,6 +41,7 @@ __all__ = [
     "main",
     "make_server",
     "parse_fault_kinds",
+    "parse_refused",
 ]
 
 
@@ -126,9 +137,13 @@ def make_server(
     faults: str | Iterable[str] = "all",
     timeout_delay: float = 3.0,
     seed: int = 0,
+    refuse: str | Iterable[str] = (),
 ) -> ThreadingHTTPServer:
-    """Bind (not yet serving) a simulated server in this process; for `main` and debugging."""
-    sim = Simulator(latency, fault_rate, parse_fault_kinds(faults), timeout_delay, seed)
+    """Bind (not yet serving) a simulated server in this process; for `main` and debugging. `refuse`:
+    request shapes (json_schema, json_object, tools) answered with HTTP 400, as by a model without them."""
+    sim = Simulator(
+        latency, fault_rate, parse_fault_kinds(faults), timeout_delay, seed, parse_refused(refuse)
+    )
     handler = type("SimHandler", (_Handler,), {"sim": sim})
     return _Server((host, port), handler)
 
@@ -153,9 +168,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--faults", default="all")
     parser.add_argument("--timeout-delay", type=float, default=3.0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--refuse", default="", help="shapes answered with HTTP 400: json_schema,json_object,tools"
+    )
     args = parser.parse_args(argv)
     try:
         kinds = parse_fault_kinds(args.faults)
+        refused = parse_refused(args.refuse)
     except ValueError as exc:
         parser.error(str(exc))
     if args.latency < 0 or args.timeout_delay < 0:
@@ -163,7 +182,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not 0.0 <= args.fault_rate <= 1.0:
         parser.error("--fault-rate must be within [0, 1]")
     server = make_server(
-        args.host, args.port, args.latency, args.fault_rate, kinds, args.timeout_delay, args.seed
+        args.host, args.port, args.latency, args.fault_rate, kinds, args.timeout_delay, args.seed, refused
     )
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agents.arag.extractive import extractive_context_summary, extractive_user_summary
+from agents.arag.item_text import candidates_text, item_text
 from agents.arag.signals import (
     NEUTRAL_SCORE,
     category_weights,
@@ -36,7 +37,7 @@ from agents.validation import (
     missing_ids,
 )
 from prompts import arag as prompts
-from prompts.common import candidates_block, item_block, item_line, quote
+from prompts.common import item_block, item_line, quote
 from state.arag.context import AragContext
 from state.arag.schemas import NLI_MAX, NLI_MIN, ContextSummary, NliJudgment, NliJudgments, UserSummary
 from world.environment import Environment
@@ -59,7 +60,7 @@ def user_understanding_task(
 ) -> AgentTask[UserSummary]:
     """UUA: summarise long-term tastes and the session's intent."""
     long_term, session = split_context(history, ctx.arag_session_items)
-    shown = long_term[-ctx.arag_long_term_items :] if ctx.arag_long_term_items > 0 else long_term
+    shown = shown_long_term(ctx, long_term)
     messages = prompts.USER_UNDERSTANDING.format_messages(
         long_term_count=len(shown),
         long_term_total=len(long_term),
@@ -92,16 +93,27 @@ def user_understanding_task(
     )
 
 
+def shown_long_term(ctx: AragContext, long_term: Sequence[str]) -> list[str]:
+    """The part of C_lt the prompts list: its latest `arag_long_term_items` (all when 0)."""
+    return list(long_term[-ctx.arag_long_term_items :]) if ctx.arag_long_term_items > 0 else list(long_term)
+
+
 def _nli_messages(
     env: Environment, ctx: AragContext, history: Sequence[str], items: Sequence[str], batched: bool
 ) -> list[Any]:
+    """The NLI prompt: u = (C_lt, C_st) as item lists (C_lt bounded, with its category shares) and
+    the items to judge with their text T(i)."""
     long_term, session = split_context(history, ctx.arag_session_items)
+    shown = shown_long_term(ctx, long_term)
     sketch = format_weights(category_weights(env.dataset, long_term)) if long_term else "unknown"
     template = prompts.NLI_BATCHED if batched else prompts.NLI_PER_ITEM
     return template.format_messages(
-        long_term=quote(sketch),
+        long_term_count=len(shown),
+        long_term_total=len(long_term),
+        long_term=item_block(env.dataset, shown),
+        categories=quote(sketch),
         session=item_block(env.dataset, session),
-        candidates=candidates_block(env.dataset, items),
+        candidates=candidates_text(env, items),
     )
 
 
@@ -216,11 +228,11 @@ def context_summary_task(
     weights = accepted_items(items, scores, ctx.arag_nli_threshold)
     if scores is None:
         selection = "all recalled items, unweighted: no NLI judgments"
-        lines = [item_line(env.dataset, i) for i in weights]
+        lines = [item_text(env, i) for i in weights]
     else:
         selection = f"items with support ≥ {ctx.arag_nli_threshold:g}"
         lines = [
-            f"{item_line(env.dataset, i)} | support {w:.1f}: {quote(reasons.get(i, ''))}"
+            item_text(env, i, f"{item_line(env.dataset, i)} | support {w:.1f}: {quote(reasons.get(i, ''))}")
             for i, w in weights.items()
         ]
     messages = prompts.CONTEXT_SUMMARY.format_messages(

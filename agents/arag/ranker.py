@@ -1,7 +1,11 @@
 """ARAG's item ranker agent (IRA): S_user + S_ctx + the recall set -> a full permutation.
 
-The fallback ranks by the fusion documented in `agents.arag.signals` (NLI score and
-similarity to the session); the same order repairs an LLM ranking that misses items.
+The fallback (no LLM, or every attempt failed) ranks by the fusion documented in
+`agents.arag.signals` (NLI score and similarity to the session). An LLM ranking that leaves ids
+out is repaired by `LEFT_OUT_RULE`: the ids the model placed keep its order, and the ones it left
+out follow in the order of the recall set I⁰ as the ranker received it, no score involved (in the
+benchmark I⁰ is the given candidate list, whose order is a seeded shuffle). Each appended id is a
+"repair" position in `model_share`, never the model's.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agents.arag.item_text import candidates_text
 from agents.arag.signals import NEUTRAL_SCORE, fused_scores, session_similarity
 from agents.base import AgentTask
 from agents.ranking import repair_ranking
@@ -20,7 +25,7 @@ from agents.validation import (
     keep_known_unique,
 )
 from prompts import arag as prompts
-from prompts.common import candidates_block, quote
+from prompts.common import quote
 from state.arag.context import AragContext
 from state.arag.schemas import ExplainedRanking, ItemRationale
 from tools.similarity import rank_by_scores
@@ -28,6 +33,8 @@ from world.environment import Environment
 
 REASON_CHARS = 80
 """Cap on one item's rationale."""
+LEFT_OUT_RULE = "ids the model left out follow its ranking in the recall set's order"
+"""How a partial LLM ranking is completed (module docstring)."""
 
 
 @dataclass
@@ -97,7 +104,7 @@ def item_ranker_task(
     messages = prompts.ITEM_RANKER.format_messages(
         user_summary=quote(user_summary),
         context_summary=context_for_prompt(context_summary, nli),
-        candidates=candidates_block(env.dataset, items),
+        candidates=candidates_text(env, items),
     )
 
     def reason(position: int, item: str) -> str:
@@ -111,7 +118,7 @@ def item_ranker_task(
         return ", ".join(parts) or "ranked by popularity (no history)"
 
     def validate(answer: ExplainedRanking) -> tuple[ExplainedRanking, list[str]]:
-        ranking, repairs = repair_ranking(answer.ranking, items, order)
+        ranking, repairs = repair_ranking(answer.ranking, items, items)  # LEFT_OUT_RULE
         rationales, rationale_repairs = keep_rationales(answer.rationales, items)
         return ExplainedRanking(
             ranking=ranking, rationales=rationales, explanation=answer.explanation

@@ -1,11 +1,14 @@
 """ARAG's deterministic signals: what the agents fall back on without (or after) an LLM.
 
-The user context is u = (C_lt, C_st): the last `Context.arag_session_items` history items are
-the session C_st, everything before them the long-term context C_lt. Vectors are the
-MiniLM embeddings of the items' text T(i) (`Environment.item_vectors`).
+The user context is u = (C_lt, C_st) (`tools.user_context`): the current session C_st is the
+trailing run of the history with gaps of at most `Context.arag_session_gap_hours`, at most
+`Context.arag_session_items` items (by position alone on order-only data), the long-term context
+C_lt everything before it. Vectors are the MiniLM embeddings of the items' text T(i)
+(`Environment.item_vectors`).
 
-- Intent (NLI's hypothesis): ``normalise(0.7 · mean(C_st) + 0.3 · mean(C_lt))`` — the
-  session dominates, the long-term tastes are a prior.
+- Intent (NLI's hypothesis): f_Emb(u) = ``normalise(0.7 · mean(C_st) + 0.3 · mean(C_lt))`` — the
+  session dominates, the long-term tastes are a prior (`tools.user_context.context_vector`, also
+  the query of the retrieval stage).
 - NLI score of item i, on the 0–10 scale: ``10 · clip(sim(i), 0, 1)`` with
   ``sim(i) = ½ · cos(v_i, intent) + ½ · era(i)``, where ``era(i)`` is the mean Gaussian
   kernel (σ = 3 years) between i's release year and the session items' years. The year is
@@ -14,7 +17,8 @@ MiniLM embeddings of the items' text T(i) (`Environment.item_vectors`).
 - Session similarity: ``max(cos(v_i, mean(C_st)), 0)``.
 - Ranker fusion (the item ranker's fallback): ``½ · s_NLI(i)/10 + ½ · session similarity``
   when NLI scores are on the blackboard, session similarity alone when they are not, and
-  training popularity for users with no history. Ties keep the recall order.
+  training popularity for users with no history. Ties keep the recall order. It orders only a
+  fallback answer; ids an LLM ranking leaves out are placed by `agents.arag.ranker.LEFT_OUT_RULE`.
 """
 
 from __future__ import annotations
@@ -22,16 +26,17 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 
+from state.arag.context import AragContext
 from state.arag.schemas import NLI_MAX, NLI_MIN
 from tools.similarity import profile_vector
+from tools.user_context import context_vector, history_times, session_length, split_context
 from world.data import Dataset
 from world.environment import Environment
 
-SESSION_BLEND = 0.7
-"""Weight of the session centroid in the intent vector (the long-term centroid gets the rest)."""
 ERA_WEIGHT = 0.5
 """Share of the era affinity in the NLI similarity (the semantic cosine gets the rest)."""
 ERA_SIGMA = 3.0
@@ -44,12 +49,6 @@ FUSION_NLI_WEIGHT = 0.5
 """Share of the (0–1 scaled) NLI score in the ranker's fallback fusion."""
 NEUTRAL_SCORE = (NLI_MIN + NLI_MAX) / 2
 """The NLI score given when there is no intent to test against (no history)."""
-
-
-def split_context(history: Sequence[str], session_items: int) -> tuple[list[str], list[str]]:
-    """(C_lt, C_st): everything before the last `session_items` items, and those items."""
-    cut = max(len(history) - max(session_items, 0), 0)
-    return list(history[:cut]), list(history[cut:])
 
 
 def category_weights(dataset: Dataset, items: Sequence[str], top: int = 5) -> list[tuple[str, float]]:
@@ -84,16 +83,8 @@ def titled(dataset: Dataset, item: str) -> str:
     return dataset.items[item].title + (f" ({int(year)})" if year is not None else "")
 
 
-def intent_vector(env: Environment, long_term: Sequence[str], session: Sequence[str]) -> np.ndarray | None:
-    """The heuristic intent: session centroid blended with the long-term centroid (None: no history)."""
-    recent, lasting = profile_vector(env, session), profile_vector(env, long_term)
-    if recent is None:
-        return lasting
-    if lasting is None:
-        return recent
-    blend = SESSION_BLEND * recent + (1 - SESSION_BLEND) * lasting
-    return blend / (np.linalg.norm(blend) or 1.0)
-
+intent_vector = context_vector
+"""The heuristic intent: f_Emb(u), the session centroid blended with the long-term one."""
 
 def era_affinity(dataset: Dataset, items: Sequence[str], session: Sequence[str]) -> list[float | None]:
     """Mean Gaussian kernel between each item's year and the session's years (None: unknown)."""
@@ -163,3 +154,13 @@ def fused_scores(
     scaled = np.array([nli.get(i, NEUTRAL_SCORE) / NLI_MAX for i in items])
     fused = FUSION_NLI_WEIGHT * scaled + (1 - FUSION_NLI_WEIGHT) * session
     return fused, f"{FUSION_NLI_WEIGHT:g}·NLI/10 + {1 - FUSION_NLI_WEIGHT:g}·similarity to the session"
+
+
+def session_context(ctx: AragContext, env: Environment, user_id: str, history: Sequence[str]) -> AragContext:
+    """`ctx` with `arag_session_items` narrowed to this user's current session C_st, split by time
+    where the dataset has timestamps (`tools.user_context.session_length`), so every agent and
+    fallback that splits the history by position afterwards splits it as u = (C_lt, C_st)."""
+    times = history_times(env, user_id, history)
+    size = session_length(history, ctx.arag_session_items, times, ctx.arag_session_gap_hours)
+    same = size == min(max(ctx.arag_session_items, 0), len(history))  # what the position split gives
+    return ctx if same else replace(ctx, arag_session_items=size)

@@ -5,8 +5,10 @@ the candidates by MiniLM cosine to the mean of exactly that slice (popularity wh
 slice is empty):
 - vanilla_llm: the most recent `Context.vanilla_llm_history_items` interactions (LLMRank);
 - recency_llm: the last `Context.recency_llm_items` interactions (ARAG's recency baseline);
-- vanilla_rag: the `Context.vanilla_rag_items` history items most similar to the candidate set,
-  shown in time order.
+- vanilla_rag: the `Context.vanilla_rag_items` history items most similar to the user context
+  (ARAG's Vanilla RAG baseline: f_Emb(u) of `tools.user_context`, u = (C_lt, C_st) with the last
+  `SESSION_ITEMS` items as the session), shown in time order. The query reads the history only,
+  never the candidates.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from prompts import baselines as prompts
 from prompts.common import candidates_block, item_block
 from state.baselines.context import BaselinesContext
 from state.schemas import RankedList
-from tools.similarity import profile_vector, similarity_order
+from tools.similarity import similarity_order
+from tools.user_context import SESSION_ITEMS, context_vector, split_context
 from world.environment import Environment
 
 HistorySlice = Callable[[Environment, BaselinesContext, Sequence[str], Sequence[str]], list[str]]
@@ -47,9 +50,10 @@ def latest_history(
 def retrieved_history(
     env: Environment, ctx: BaselinesContext, history: Sequence[str], candidates: Sequence[str]
 ) -> list[str]:
-    """The `rag_items` distinct history items closest to the candidates' mean embedding."""
+    """The `vanilla_rag_items` distinct history items closest to the user context's embedding
+    f_Emb(u) (the candidates play no part)."""
     distinct = list(dict.fromkeys(history))
-    query = profile_vector(env, candidates)
+    query = context_vector(env, *split_context(history, SESSION_ITEMS))
     if query is None or not distinct:
         return []
     scores = env.item_vectors()[[env.item_index[i] for i in distinct]] @ query

@@ -28,7 +28,8 @@ from langgraph.types import Send
 from agents.arag import board
 from agents.arag.agents import context_summary_task, nli_item_task, nli_task, user_understanding_task
 from agents.arag.ranker import item_ranker_task
-from agents.arag.signals import NLI_NEEDS, UUA_NEEDS
+from agents.arag.recall import recall_from_catalog
+from agents.arag.signals import NLI_NEEDS, UUA_NEEDS, session_context
 from agents.base import AgentResult
 from graphs.common import VALIDATE_NODE, validate_input
 from graphs.nodes import AgentCall, agent_node, step_node
@@ -38,7 +39,6 @@ from state.arag.state import AragState, NliItemInput
 from state.blackboard import post
 from state.contract import RecInput, RecOutput
 from state.degraded import with_degraded
-from tools.catalog_index import retrieve_candidates
 from world.environment import Environment, get_environment
 from world.shape import degraded_features
 
@@ -62,8 +62,8 @@ def recall_items(state: AragState, config: RunnableConfig) -> dict[str, Any]:
     else:
         env = get_environment(ctx.dataset)
         k = ctx.arag_recall_k or ctx.top_k
-        items = retrieve_candidates(env, state.get("history", []), k)
-        note = f"retrieve mode: {len(items)} catalog items nearest the user's history are I⁰"
+        items = recall_from_catalog(env, ctx, state["user_id"], state.get("history", []), k)
+        note = f"retrieve mode: {len(items)} catalog items nearest the user context u are I⁰"
     return {"recall_set": items, "trace": [post(RECALL, note, float(len(items)))]}
 
 
@@ -76,6 +76,8 @@ def prepare_user_understanding(state: AragState, ctx: AragContext, env: Environm
     """UUA: S_user from the history."""
 
     off = degraded_features(env, UUA_NEEDS)
+    history = state.get("history", [])
+    ctx = session_context(ctx, env, state["user_id"], history)
 
     def finish(result: AgentResult) -> dict[str, Any]:
         text = result.output.text()
@@ -86,7 +88,7 @@ def prepare_user_understanding(state: AragState, ctx: AragContext, env: Environm
         }
         return with_degraded(update, UUA, off)
 
-    return AgentCall(user_understanding_task(env, ctx, state.get("history", [])), finish)
+    return AgentCall(user_understanding_task(env, ctx, history), finish)
 
 
 def nli_update(result: AgentResult, judgments: list, off: Sequence[str] = ()) -> dict[str, Any]:
@@ -102,13 +104,16 @@ def nli_update(result: AgentResult, judgments: list, off: Sequence[str] = ()) ->
 
 def prepare_nli(state: AragState, ctx: AragContext, env: Environment) -> AgentCall:
     """NLI, batched: every recall item in one call."""
-    task = nli_task(env, ctx, state.get("history", []), state["recall_set"])
+    history = state.get("history", [])
+    ctx = session_context(ctx, env, state["user_id"], history)
+    task = nli_task(env, ctx, history, state["recall_set"])
     off = degraded_features(env, NLI_NEEDS)
     return AgentCall(task, lambda result: nli_update(result, result.output.judgments, off))
 
 
 def prepare_nli_item(state: NliItemInput, ctx: AragContext, env: Environment) -> AgentCall:
     """NLI, per item: the one item this `Send` carries."""
+    ctx = session_context(ctx, env, state["user_id"], state["history"])
     task = nli_item_task(env, ctx, state["history"], state["item_id"])
     off = degraded_features(env, NLI_NEEDS)
     return AgentCall(task, lambda result: nli_update(result, [result.output], off))
@@ -138,10 +143,12 @@ def prepare_item_ranker(state: AragState, ctx: AragContext, env: Environment) ->
     """IRA: reads S_user, S_ctx (and NLI scores for its fallback) from the blackboard."""
     trace = state.get("trace", [])
     nli = board.read_nli(trace)
+    history = state.get("history", [])
+    ctx = session_context(ctx, env, state["user_id"], history)
     ranker = item_ranker_task(
         env,
         ctx,
-        state.get("history", []),
+        history,
         state["recall_set"],
         board.latest_text(trace, UUA) or "(no user summary)",
         board.latest_text(trace, CSA),

@@ -39,12 +39,13 @@ USER_UNDERSTANDING = ChatPromptTemplate.from_messages(
 
 NLI_SYSTEM = (
     "You are the natural-language-inference agent of a recommender system. For each item you "
-    "treat its description as the premise and the hypothesis 'this item serves what the user "
-    "wants now' as the claim to test, and you say how strongly the premise supports the claim. " + JSON_ONLY
+    "treat its text (title, categories and, where given, description and reviews) as the premise "
+    "and the hypothesis 'this item serves what the user wants now' as the claim to test, and you "
+    "say how strongly the premise supports the claim. " + JSON_ONLY
 )
 
 NLI_SCALE = (
-    "Score scale: 0 = the item's description contradicts what the user wants, 5 = it neither "
+    "Score scale: 0 = the item's text contradicts what the user wants, 5 = it neither "
     "supports nor contradicts it, 10 = it clearly supports it. Use the whole range."
 )
 
@@ -53,7 +54,8 @@ NLI_BATCHED = ChatPromptTemplate.from_messages(
         ("system", NLI_SYSTEM),
         (
             "human",
-            "What the user tends to like over the long term: {long_term}\n\n"
+            "The user's long-term context: the {long_term_count} latest of {long_term_total} earlier "
+            "interactions, oldest first:\n{long_term}\nCategory shares over all of them: {categories}\n\n"
             "The user's current session, oldest first:\n{session}\n\n"
             "First infer the user's present intent from the session (with the long-term tastes as "
             "background), then judge every candidate against it.\n\n{candidates}\n\n"
@@ -72,7 +74,8 @@ NLI_PER_ITEM = ChatPromptTemplate.from_messages(
         ("system", NLI_SYSTEM),
         (
             "human",
-            "What the user tends to like over the long term: {long_term}\n\n"
+            "The user's long-term context: the {long_term_count} latest of {long_term_total} earlier "
+            "interactions, oldest first:\n{long_term}\nCategory shares over all of them: {categories}\n\n"
             "The user's current session, oldest first:\n{session}\n\n"
             "Infer the user's present intent from the session, then judge the one item below "
             "against it.\n\n{candidates}\n\n"
@@ -95,7 +98,8 @@ CONTEXT_SUMMARY = ChatPromptTemplate.from_messages(
         (
             "human",
             "Profile of the user (use it to decide what matters):\n{user_summary}\n\n"
-            "{selection}, with their support scores ({scale}) and the reasons given:\n{accepted}\n\n"
+            "{selection}, with their support scores ({scale}), the reasons given and, where known, "
+            "their descriptions and reviews:\n{accepted}\n\n"
             "Rules:\n"
             "- 'summary': three to five sentences on what these items have in common that "
             "matters for this user (genres, themes, eras, style, audience).\n"
@@ -122,7 +126,8 @@ ITEM_RANKER = ChatPromptTemplate.from_messages(
             "How to rank:\n"
             "1. Recall the user's past behaviour from the profile above.\n"
             "2. Keep in mind only the parts of it that bear on these candidates.\n"
-            "3. Look at each candidate in the light of the context summary.\n"
+            "3. Look at each candidate, its description and reviews where given, in the light of the "
+            "context summary.\n"
             "4. Order the candidates from most to least likely to be chosen next.\n\n"
             "Rules:\n"
             "- 'ranking' holds every candidate id exactly once, ids exactly as shown in square "

@@ -49,7 +49,7 @@ VANILLA_RAG = ChatPromptTemplate.from_messages(
         ("system", RANKER_SYSTEM),
         (
             "human",
-            "Items from the user's history that are most similar to the candidates "
+            "Items from the user's history that are most relevant to the user's current context "
             "(retrieved by embedding similarity), oldest first:\n{history}\n\n{candidates}\n\n"
             + RANKING_RULES,
         ),

@@ -19,8 +19,16 @@ class AragContext(Context):
     arag_session_items: int = field(
         default=5,
         metadata={
-            "description": "ARAG: the last N history items are the current session C_st; the rest is "
-            "the long-term context C_lt."
+            "description": "ARAG: at most the last N history items are the current session C_st; the "
+            "rest is the long-term context C_lt."
+        },
+    )
+    arag_session_gap_hours: float = field(
+        default=24.0,
+        metadata={
+            "description": "ARAG: with real timestamps, C_st is the trailing run of interactions at most "
+            "this many hours apart (capped at arag_session_items); 0 or order-only data: the last "
+            "arag_session_items by position."
         },
     )
     arag_long_term_items: int = field(
