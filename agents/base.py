@@ -4,7 +4,8 @@ An agent = prompt messages + a pydantic output schema + validation/repair agains
 state + a deterministic fallback. The loop asks the configured model for JSON that
 follows the schema, parses and validates it, retries (showing the model what was wrong,
 with backoff after transport errors) up to `Context.llm_retries` times, and then falls
-back. Every call, token, repair, error and fallback is recorded in an `AgentUsage`. Connection
+back. Each request's output-token cap is the agent's budget (agents/output_budget.py). Every call,
+token, repair, error and fallback is recorded in an `AgentUsage`. Connection
 failures also go to the endpoint's circuit breaker (`agents.breaker`): enough of them in a row stop
 the run with `EndpointUnreachable` instead of a fallback.
 
@@ -26,6 +27,7 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ValidationError
 
 from agents.breaker import connection_failed, endpoint_answered, endpoint_of
+from agents.output_budget import listed_entries, output_budget
 from agents.usage import AgentUsage
 from agents.validation import (
     CONNECTION,
@@ -219,7 +221,7 @@ def _model_for(task: AgentTask, context: Context) -> Any:
         context.base_url,
         context.llm_timeout,
         context.temperature,
-        context.max_output_tokens,
+        output_budget(task.agent, listed_entries(task.json_schema), context),
         context.requests_per_second,
     )
     return bind_schema(model, task.schema, task.json_schema) if model is not None else None

@@ -9,6 +9,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from agents.validation import TRUNCATED
+
 PRICES_PER_MILLION: dict[str, tuple[float, float]] = {
     "gpt-4o-mini": (0.15, 0.60),
     "gpt-4o": (2.50, 10.00),
@@ -194,3 +196,14 @@ def summarise_usage(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         "llm_seconds": math.fsum(r["llm_seconds"] for r in records),
         "critical_path_depth": critical_path_depth(records),
     }
+
+
+def truncated_answers(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """Answers cut off at their output budget (finish reason `length`: the `truncated` error kind),
+    per agent, over agent records; agents with none are left out."""
+    counts: Counter[str] = Counter()
+    for record in records:
+        found = int((record.get("errors") or {}).get(TRUNCATED, 0))
+        if found:
+            counts[record["agent"]] += found
+    return dict(counts)

@@ -1,8 +1,9 @@
 """Paired comparisons from results.jsonl records: a bench run against its reference method,
 and `recgraph compare RUN_A RUN_B` (two finished runs, user by user, method by method).
 
-Two runs are comparable when their protocols are equal in everything but the seed
-(dataset, scenario, candidates, users and llm must match). Different seeds select different
+Two runs are comparable when their protocols are equal in everything but the seed and the
+`--set` knobs (dataset, scenario, candidates, users and llm must match; a knob sweep compares runs
+that differ in `set`, said in a warning). Different seeds select different
 users, and give a user different negatives, so the comparison is paired over the users
 both runs evaluated, with a warning saying how many; the difference is B − A.
 """
@@ -19,8 +20,8 @@ from typing import Any, Protocol
 from bench import stats
 from world.errors import ProtocolError, RecgraphError
 
-MAY_DIFFER = ("seed",)
-"""Protocol fields two compared runs may differ in."""
+MAY_DIFFER = ("seed", "set")
+"""Protocol fields two compared runs may differ in (`set`: the `--set` knobs, what a sweep varies)."""
 
 
 class UnknownReferenceError(RecgraphError):
@@ -227,6 +228,8 @@ def compare_runs(a: Run, b: Run, metrics: Sequence[str] | None = None) -> RunCom
 def _pairing_warnings(a: Run, b: Run, common: Mapping[str, Sequence[str]]) -> list[str]:
     """Say how many users are paired when the runs did not evaluate exactly the same users."""
     lines = []
+    if a.protocol.get("set") != b.protocol.get("set"):
+        lines.append(f"--set differs: A {a.protocol.get('set') or '-'}; B {b.protocol.get('set') or '-'}")
     if a.protocol.get("seed") != b.protocol.get("seed"):
         lines.append(
             f"seeds differ ({a.protocol.get('seed')} vs {b.protocol.get('seed')}): the runs sampled "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -35,13 +36,19 @@ class Protocol:
     """The LLM backend label (heuristic = no LLM; agents use their fallbacks)."""
     mix_candidates: bool = False
     """When the dataset ships candidate pools: also evaluate users without one (uniform negatives)."""
+    knobs: tuple[tuple[str, Any], ...] = ()
+    """The run's `--set NAME=VALUE` knobs, parsed (bench/knob_settings.py), in the order given."""
 
     def as_dict(self) -> dict[str, object]:
         """The protocol as written to metrics.json and results.jsonl (`mix_candidates` only when
-        set, so logs written before the option existed still resume)."""
+        set and the knobs as `set` only when given, so logs written before the options existed
+        still resume, and a resumed run with other --set values is refused)."""
         fields = asdict(self)
+        del fields["knobs"]
         if not self.mix_candidates:
             del fields["mix_candidates"]
+        if self.knobs:
+            fields["set"] = dict(self.knobs)
         return fields
 
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agents.ranking import output_origin
-from agents.usage import summarise_usage
+from agents.usage import summarise_usage, truncated_answers
 from bench.method_summary import agent_breakdown
 from bench.metrics import rank_of, user_metrics
 from bench.protocol import EvalCase
@@ -34,9 +34,10 @@ def result_record(
     seconds: float,
     context: Context | None = None,
 ) -> dict[str, Any]:
-    """One results.jsonl line: ranking, target rank, metrics, usage, time, where an LLM ranker's
-    positions came from (`ranking_origin`: model, repair or fallback) and the method's details (plus
-    what its `record_extras` hook computes from the scored ranking, e.g. a reward)."""
+    """One results.jsonl line: ranking, target rank, metrics, usage, time, answers cut off at their
+    output budget per agent (`truncated`, when any), where an LLM ranker's positions came from
+    (`ranking_origin`: model, repair or fallback) and the method's details (plus what its
+    `record_extras` hook computes from the scored ranking, e.g. a reward)."""
     ranking = list(output["ranking"])
     check_ranking(method, case, ranking)
     rank = rank_of(case.target, ranking)
@@ -52,6 +53,9 @@ def result_record(
         "agents": agent_breakdown(output.get("usage") or []),
         "seconds": seconds,
     }
+    truncated = truncated_answers(output.get("usage") or [])
+    if truncated:  # answers cut off at their output budget, per agent (agents/output_budget.py)
+        record["truncated"] = truncated
     origin = output_origin(ranking, output.get("usage") or [])
     if origin is not None:  # an LLM ranker's: how many positions its model decided (agents/ranking.py)
         record["ranking_origin"] = origin
@@ -64,3 +68,13 @@ def result_record(
     if output.get("degraded"):
         record["degraded"] = list(output["degraded"])
     return record
+
+
+def truncation_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """metrics.json's count of answers cut off at their output budget over one method's records:
+    `truncated_answers` (every truncated answer, retried or not) and `truncated_by_agent`."""
+    by_agent: dict[str, int] = {}
+    for record in records:
+        for agent, count in (record.get("truncated") or {}).items():
+            by_agent[agent] = by_agent.get(agent, 0) + int(count)
+    return {"truncated_answers": sum(by_agent.values()), "truncated_by_agent": dict(sorted(by_agent.items()))}

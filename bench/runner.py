@@ -14,11 +14,12 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from bench.checkpoints import ainvoke_on_thread, async_saver, checkpoints_for, set_up
 from bench.crash import MethodCrashed, RunStopped, is_crash, stop_reason
 from bench.item_prefetch import prefetch_item_vectors
+from bench.knob_settings import NO_SETTINGS, KnobSettings, check_prepared
 from bench.method_summary import method_metrics
 from bench.planned_calls import call_plan_entry
 from bench.preload import start_preloads, wait_preload
 from bench.protocol import EvalCase, Protocol, evaluation_context
-from bench.records import result_record
+from bench.records import result_record, truncation_summary
 from bench.tracing import BenchTracing
 from graphs.concurrency import run_concurrently
 from graphs.hooks import Prepared, PrepareRequest
@@ -193,6 +194,7 @@ def run_benchmark(
     on_phase_end: Ender | None = None,
     checkpoints: bool = False,
     remote: RemotePool | None = None,
+    knobs: KnobSettings = NO_SETTINGS,
 ) -> dict[str, dict[str, Any]]:
     """Run every method (prepared by its hook, resuming from the log) and return metrics per method;
     `tracing` (bench/tracing.py) gives each user's run its tags, metadata and feedback; `workers` > 1
@@ -203,7 +205,8 @@ def run_benchmark(
     its total: when the world says so, when a hook starts its next phase, and at the latest when the
     method's prepare, or its ranking, is over (no row is left waiting). `checkpoints`: each user's
     run is a LangGraph thread (bench/checkpoints.py). `remote`: each method is prepared and ranked
-    on a LangGraph deployment instead (bench/remote.py)."""
+    on a LangGraph deployment instead (bench/remote.py). `knobs`: the `--set` values, applied to each
+    method's context before its prepare step (bench/knob_settings.py)."""
     from bench.workers import ranking_pool  # here: bench.workers builds on this module
 
     # cold_user / cold_start: every method trains and ranks in the scenario's world (bench/protocol.py)
@@ -219,7 +222,7 @@ def run_benchmark(
         with reporting(phases), pools as pool:  # + world's phases
             return _run_methods(
                 methods, cases, protocol, log, concurrency, context, on_progress, phases, tracing, pool,
-                results, threads,
+                results, threads, knobs,
             )  # fmt: skip
     except Exception as error:  # the first failure stops the run; the finished methods are reported
         failed = next((m for m in methods if m not in results), methods[-1])
@@ -239,6 +242,7 @@ def _run_methods(
     pool: WorkerPool | RemotePool | None,
     results: dict[str, dict[str, Any]],
     threads: Checkpoints | None = None,
+    knobs: KnobSettings = NO_SETTINGS,
 ) -> dict[str, dict[str, Any]]:
     """`run_benchmark`'s loop: each method prepared here, ranked here or by `pool`'s workers; each
     finished method's metrics go into `results` (returned). The phases a stage (prepare, ranking)
@@ -248,7 +252,10 @@ def _run_methods(
         started, first = time.perf_counter(), list[float]()  # setup: until the first user is ranked
         hook_phases, hook_clock = clocked(phases.one_at_a_time() if phases else None)
         prepare = getattr(pool, "prepare", prepare_method)  # a deployment prepares on its own servers
-        prepared = prepare(method, cases, protocol, log, concurrency, context, hook_phases)
+        given = knobs.for_method(method)  # --set: in the method's context before anything reads it
+        base = knobs.apply(method, method_context(method, context)) if given else context
+        prepared = prepare(method, cases, protocol, log, concurrency, base, hook_phases)
+        check_prepared(method, knobs, prepared.context)
         if phases:
             phases.end_all()
         prepare_seconds = time.perf_counter() - started
@@ -265,9 +272,13 @@ def _run_methods(
             )
         if phases:
             phases.end_all()
-        results[method] = method_metrics([r for u, r in log.done(method).items() if u in wanted])
+        records = [r for u, r in log.done(method).items() if u in wanted]
+        results[method] = method_metrics(records)
+        results[method].update(truncation_summary(records))
         results[method].update(prepared.metrics)
         results[method]["settings"] = own_settings(prepared.context)
+        if given:
+            results[method]["set"] = given
         results[method]["call_plan"] = call_plan_entry(method, prepared.context, protocol.candidates)
         setup = {"prepare": prepare_seconds, "to_first_user": first[0] if first else None}
         # world.progress rows in this method, then the prepare hook's own phases ("<method> · X": X)

@@ -14,7 +14,7 @@ from recgraph.compare_command import add_compare_parser
 from recgraph.datasets_command import add_datasets_parser
 from recgraph.fallback_options import add_fallback_options
 from recgraph.help_format import DefaultsHelpFormatter, methods_epilog
-from recgraph.options import add_dataset_options
+from recgraph.options import add_dataset_options, add_set_option
 from recgraph.settings import apply_offline_defaults
 
 BENCH_EXIT_CODES = """exit status:
@@ -87,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
         "uniformly sampled negatives (default: only users with a pool)",
     )
     add_dataset_options(bench)
+    add_set_option(bench)
     add_fallback_options(bench)
     bench.add_argument(
         "--trace",

@@ -24,6 +24,7 @@ from recgraph.server_runs import remote_pool, remote_replicas, report_servers
 
 if TYPE_CHECKING:
     from bench.crash import RunStopped
+    from bench.knob_settings import KnobSettings
     from bench.protocol import Protocol
     from recgraph.progress_log import ProgressLog
 
@@ -34,14 +35,19 @@ console = Console(width=None if sys.stdout.isatty() else 160)
 def bench_or_perf(args: argparse.Namespace) -> int:
     """`recgraph bench` or `recgraph bench perf`."""
     if args.mode == "perf":
+        if getattr(args, "set", None):
+            from world.errors import ProtocolError
+
+            raise ProtocolError("--set applies to `recgraph bench` runs, not to `bench perf`")
         from recgraph.perf_command import perf
 
         return perf(args)
     return bench(args)
 
 
-def protocol_from_args(args: argparse.Namespace, llm: str) -> Protocol:
-    """The `Protocol` named by the bench options (dataset, candidates, seed, scenario, users)."""
+def protocol_from_args(args: argparse.Namespace, llm: str, knobs: KnobSettings | None = None) -> Protocol:
+    """The `Protocol` named by the bench options (dataset, candidates, seed, scenario, users, and
+    the `--set` knobs)."""
     from bench.protocol import Protocol
 
     return Protocol(
@@ -52,6 +58,7 @@ def protocol_from_args(args: argparse.Namespace, llm: str) -> Protocol:
         users=args.users,
         llm=llm,
         mix_candidates=getattr(args, "mix_candidates", False),
+        knobs=tuple(knobs.given.items()) if knobs is not None else (),
     )
 
 
@@ -60,6 +67,9 @@ def bench(args: argparse.Namespace) -> int:
     from graphs.registry import parse_methods
 
     methods = parse_methods(args.methods)  # first: a misspelt name is refused before heavy imports
+    from bench.knob_settings import knob_settings
+
+    knobs = knob_settings(getattr(args, "set", None) or [], methods)  # --set, checked against the classes
     from world.datasets import check_dataset_spec
 
     check_dataset_spec(args.dataset)
@@ -84,7 +94,7 @@ def bench(args: argparse.Namespace) -> int:
     from world.results_log import ResultsLog
 
     check_reference(args.reference, methods)
-    protocol = protocol_from_args(args, args.llm)
+    protocol = protocol_from_args(args, args.llm, knobs)
     check_protocol(protocol)
     if args.concurrency < 1:
         raise ProtocolError(f"--concurrency must be at least 1, got {args.concurrency}")
@@ -108,6 +118,8 @@ def bench(args: argparse.Namespace) -> int:
     candidates = candidates_block(env, protocol, [case.user_id for case in cases])
     # how candidates were made, who is eligible
     print_header(console, escape(describe_candidates(candidates)))
+    if knobs.given:  # which methods each --set reached
+        print_header(console, escape(knobs.describe()))
     if plans_paid_calls(args.llm):  # said before a paid backend starts, so the run can be stopped
         pending = {m: sum(1 for c in cases if c.user_id not in log.done(m)) for m in methods}
         rows = planned_calls(methods, pending, context_from_args(args), protocol.candidates)
@@ -127,6 +139,7 @@ def bench(args: argparse.Namespace) -> int:
             results = run_benchmark(
                 methods, cases, protocol, log, args.concurrency, context, progress.advance, progress.phase,
                 tracing, args.workers, on_phase_end=progress.end, checkpoints=args.checkpoints, remote=remote,
+                knobs=knobs,
             )  # fmt: skip
         except RunStopped as stop:  # a method failed: report the ones that finished (bench/crash.py)
             results, stopped = stop.results, stop

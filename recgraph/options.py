@@ -55,3 +55,20 @@ def add_dataset_options(parser: argparse.ArgumentParser) -> None:
         help=f"sim: comma-separated fault kinds of {usual}, {opt_in}; or all (every kind but the "
         f"opt-in {opt_in}, which must be named)",
     )
+
+
+def add_set_option(parser: argparse.ArgumentParser) -> None:
+    """`--set NAME=VALUE` (repeatable): a knob of the selected methods' context classes."""
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="set a knob of the selected methods' context classes (repeatable), e.g. --set memrec_k=8 "
+        "--set amem4rec_window=4; parsed by the field's type (int, float, bool, str, choices). It applies "
+        "to each selected method that has the knob and is refused when none has it, when the value does "
+        "not parse, when a selected ablation fixes the knob to another value (e.g. memrec_use_read with "
+        "memrec_no_read), or when the knob has its own option (--seed, --llm, ...). Recorded in the "
+        "protocol (a resumed --out refuses other values) and per method in metrics.json `set`. "
+        "Output budgets: max_output_tokens (least per agent) and output_budget (per_agent or flat)",
+    )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import Any, Literal
 
 
 def from_env(variable: str, fallback: str) -> Callable[[], str]:
@@ -87,7 +87,21 @@ class Context:
         default=0.0, metadata={"description": "Client-side rate limit for remote providers (0: none)."}
     )
     temperature: float = field(default=0.0, metadata={"description": "Sampling temperature."})
-    max_output_tokens: int = field(default=512, metadata={"description": "Cap on tokens per LLM answer."})
+    max_output_tokens: int = field(
+        default=512,
+        metadata={
+            "description": "Output tokens per LLM answer: the least any agent gets (output_budget "
+            "per_agent) or every agent's cap (output_budget flat)."
+        },
+    )
+    output_budget: Literal["per_agent", "flat"] = field(
+        default="per_agent",
+        metadata={
+            "description": "per_agent: each agent's budget from agents/output_budget.py (what its "
+            "paper's answers take, scaled with the entries it lists), at least max_output_tokens; "
+            "flat: max_output_tokens for every agent."
+        },
+    )
     seed: int = field(
         default=0,
         metadata={"description": "Seed for anything random a method does (random baseline, BPR)."},

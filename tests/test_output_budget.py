@@ -1,0 +1,146 @@
+"""Per-agent output budgets (agents/output_budget.py): the table by hand, scaled by the entries an
+answer lists, the cap each request is made with, and truncated answers counted per agent."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+
+from agents.base import AgentTask, run_agent
+from agents.output_budget import BUDGETS, budget_of, listed_entries, output_budget
+from agents.ranking import ranking_json_schema, repair_ranking
+from agents.validation import constrained_schema
+from bench.protocol import EvalCase
+from bench.records import result_record, truncation_summary
+from recgraph.cli import main
+from state.context import Context
+from state.schemas import RankedList
+from tests.fakes import ScriptedChatModel
+
+DEFAULT = Context()
+
+
+@pytest.mark.parametrize(
+    ("agent", "entries", "tokens"),
+    [
+        ("rerank", 10, 1000),  # MemRec ReRank at the paper's N=10: the authors' 1000
+        ("rerank", 20, 1800),  # 200 + 80 * 20
+        ("rerank", 3, 512),  # 200 + 240 = 440, below the context's floor of 512
+        ("synthesise", 0, 1000),  # Stage R: the authors' 1000
+        ("propagate", 4, 1000),  # Stage W: at least the authors' 1000
+        ("propagate", 16, 1420),  # 300 + 70 * 16
+        ("nli", 15, 1000),  # ARAG batched NLI: 100 + 60 * 15
+        ("nli", 1, 512),  # per-item NLI: 160, floor 512
+        ("item_ranker", 20, 1350),  # 150 + 60 * 20
+        ("rank", 50, 1150),  # AMEM4Rec's ranker: 150 + 20 * 50
+        ("evolve", 3, 690),  # 150 + 180 * 3
+        ("vanilla_llm_ranker", 10, 512),  # an LLM baseline: 350, floor 512
+        ("recency_llm_ranker", 30, 750),  # 150 + 20 * 30
+        ("candidate_rank", 20, 660),  # ChainRec's own 60 + 30 * 20
+        ("planner", 20, 512),  # not in the table: the context's max_output_tokens
+    ],
+)
+def test_budget_per_agent_scaled_by_listed_entries(agent: str, entries: int, tokens: int) -> None:
+    assert output_budget(agent, entries, DEFAULT) == tokens
+
+
+def test_max_output_tokens_is_a_floor_per_agent_and_the_cap_when_flat() -> None:
+    roomy = Context(max_output_tokens=2000)
+    assert output_budget("rerank", 10, roomy) == 2000
+    assert output_budget("rerank", 40, roomy) == 3400  # 200 + 80 * 40 is above the floor
+    flat = Context(max_output_tokens=300, output_budget="flat")
+    assert output_budget("rerank", 40, flat) == 300
+    assert output_budget("planner", 0, flat) == 300
+
+
+def test_every_budget_says_why_and_baseline_rankers_share_one() -> None:
+    assert all(budget.why for budget in BUDGETS.values())
+    assert budget_of("vanilla_llm_ranker") is budget_of("vanilla_rag_ranker")
+    assert budget_of("item_ranker") is BUDGETS["item_ranker"]  # ARAG's, not the baselines'
+    assert BUDGETS["propagate"].formula() == "max(1000, 300 + 70·n)"
+    assert BUDGETS["synthesise"].formula() == "1000"
+
+
+def test_listed_entries_is_the_longest_id_enum_of_the_schema() -> None:
+    ids = [f"i{n}" for n in range(12)]
+    assert listed_entries(ranking_json_schema(ids)) == 12
+    nested = constrained_schema(
+        RankedList, {"ranking[]": {"enum": ids[:3]}, "ranking": {"minItems": 3, "maxItems": 3}}
+    )
+    assert listed_entries(nested) == 3
+    two = {"properties": {"a": {"enum": ["yes", "no"]}, "b": {"items": {"enum": ids[:5] + ids[:5]}}}}
+    assert listed_entries(two) == 5  # distinct ids of the longest enum, not the small choice enum
+    assert listed_entries(None) == 0
+
+
+CANDIDATES = [f"c{n}" for n in range(15)]
+
+
+def ranking_task() -> AgentTask[RankedList]:
+    def validate(answer: RankedList) -> tuple[RankedList, list[str]]:
+        ranking, repairs = repair_ranking(answer.ranking, CANDIDATES, CANDIDATES)
+        return RankedList(ranking=ranking, reason=answer.reason), repairs
+
+    return AgentTask(
+        agent="vanilla_llm_ranker",
+        role="rec",
+        messages=[HumanMessage(content="rank the candidates")],
+        schema=RankedList,
+        validate=validate,
+        fallback=lambda: RankedList(ranking=CANDIDATES, reason="fallback"),
+        json_schema=ranking_json_schema(CANDIDATES),
+    )
+
+
+def test_each_request_is_made_with_its_agent_s_budget_and_a_truncated_answer_is_counted(
+    monkeypatch,
+) -> None:
+    cut = AIMessage(
+        content='{"ranking": ["c3", "c1"',
+        response_metadata={"finish_reason": "length"},
+        usage_metadata={"input_tokens": 80, "output_tokens": 40, "total_tokens": 120},
+    )
+    whole = json.dumps({"ranking": list(reversed(CANDIDATES)), "reason": "r"})
+    model = ScriptedChatModel(script=[cut, whole])
+    settings: list[tuple] = []
+
+    def built(*given: object) -> ScriptedChatModel:
+        settings.append(given)
+        return model
+
+    monkeypatch.setattr("agents.backends.chat_model_here", built)
+    context = Context(llm="openai:gpt-4o-mini", llm_backoff=0.0, max_output_tokens=200)
+    result = run_agent(ranking_task(), context)
+    assert settings[0][4] == 150 + 20 * len(CANDIDATES)  # (spec, url, timeout, temperature, max_tokens, rps)
+    assert result.usage.errors == {"truncated": 1} and result.usage.source == "llm"
+
+    case = EvalCase("u1", CANDIDATES[0], CANDIDATES)
+    output = {"ranking": result.output.ranking, "usage": [result.usage.as_dict()]}
+    record = result_record("vanilla_llm", case, output, 0.1)
+    assert record["truncated"] == {"vanilla_llm_ranker": 1}
+    clean = result_record("vanilla_llm", case, {"ranking": CANDIDATES, "usage": []}, 0.1)
+    assert "truncated" not in clean
+    summary = truncation_summary([record, clean, record])
+    assert summary == {"truncated_answers": 2, "truncated_by_agent": {"vanilla_llm_ranker": 2}}
+
+
+def test_flat_budget_reaches_the_request(monkeypatch) -> None:
+    settings: list[tuple] = []
+    model = ScriptedChatModel(script=[json.dumps({"ranking": CANDIDATES, "reason": "r"})])
+    monkeypatch.setattr("agents.backends.chat_model_here", lambda *given: settings.append(given) or model)
+    run_agent(ranking_task(), Context(llm="openai:gpt-4o-mini", max_output_tokens=64, output_budget="flat"))
+    assert settings[0][4] == 64
+
+
+def test_truncated_answers_from_the_simulator_reach_metrics_json(tmp_path: Path) -> None:
+    out = tmp_path / "sim"
+    args = ["bench", "--methods", "vanilla_llm", "--users", "6", "--llm", "sim", "--out", str(out)]
+    assert main([*args, "--faults", "0.5", "--fault-kinds", "truncated", "--fallback-fail", "1"]) == 0
+    row = json.loads((out / "metrics.json").read_text())["methods"]["vanilla_llm"]
+    assert row["truncated_answers"] == row["errors"]["truncated"] > 0
+    assert row["truncated_by_agent"] == {"vanilla_llm_ranker": row["truncated_answers"]}
+    lines = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert sum(r.get("truncated", {}).get("vanilla_llm_ranker", 0) for r in lines) == row["truncated_answers"]
