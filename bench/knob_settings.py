@@ -6,7 +6,8 @@ Rules (each refusal is one line naming the knob and the method, exit 2):
   applies to every selected method whose class has it and the others run as they would without it
   (the run's header says which methods it reached).
 - VALUE is parsed by the field's type: int, float (finite), bool (true/false, 1/0, yes/no, on/off),
-  str, or one of a `Literal`'s choices.
+  str, or one of a `Literal`'s choices; a role's model (rec_model, mem_model, planner_model) must be
+  a backend --llm accepts, and is preflighted like --llm before the run.
 - A knob with its own bench option (--dataset, --seed, --llm, ...) is refused: use the option.
 - A knob a selected ablation fixes (`MethodSpec.overrides`, e.g. memrec_no_read's
   memrec_use_read=False) may only be set to that ablation's value: anything else would either be
@@ -29,7 +30,7 @@ from functools import cache
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 from state.context import Context
-from world.errors import ProtocolError
+from world.errors import ProtocolError, RecgraphError
 
 OWN_OPTIONS: Mapping[str, str] = {
     "dataset": "--dataset",
@@ -42,6 +43,9 @@ OWN_OPTIONS: Mapping[str, str] = {
     "requests_per_second": "--rps",
 }
 """Common knobs `recgraph bench` sets from its own options (and records in the protocol)."""
+
+ROLE_MODELS = ("rec_model", "mem_model", "planner_model")
+"""Common knobs naming a backend (checked like --llm, and preflighted before the run)."""
 
 TRUE_WORDS = ("true", "1", "yes", "on")
 FALSE_WORDS = ("false", "0", "no", "off")
@@ -86,6 +90,13 @@ def parse_value(schema: type[Context], name: str, text: str, method: str) -> Any
             raise KnobError(f"{where} is a finite number")
         return value
     if kind is str:
+        if name in ROLE_MODELS and text:
+            from agents.backends import check_backend
+
+            try:
+                check_backend(text)
+            except RecgraphError:
+                raise KnobError(f"{where} is a backend: heuristic, local, sim or openai:<model>") from None
         return text
     raise KnobError(f"{where} has type {kind}, which --set cannot parse")
 
@@ -115,6 +126,15 @@ class KnobSettings:
         """`context` (the method's context class) with its knobs set."""
         values = self.for_method(method)
         return replace(context, **values) if values else context
+
+    def preflight(self, context: Context) -> None:
+        """Fail before any work when a role model given with --set cannot work (no key, no
+        simulator running, no local model): what `llm_session` checks for --llm."""
+        roles = {name: value for name, value in self.given.items() if name in ROLE_MODELS}
+        if roles:
+            from agents.backends import preflight
+
+            preflight(replace(context, **roles))
 
     def describe(self) -> str:
         """One header line: each knob and the methods it reached (and those it did not)."""

@@ -131,6 +131,7 @@ def bench(args: argparse.Namespace) -> int:
         llm_session(args) as (context, server),
         bench_progress(progress_bar(), len(cases), resumed, progress_log()) as progress,
     ):
+        knobs.preflight(context)  # a role model given with --set, checked as --llm is
         stopped: RunStopped | None = None
         remote = remote_pool(replicas, tracing)
         plotting = report.preload_plotting()  # joined below, before the report is drawn

@@ -13,7 +13,14 @@ from typing import Any
 
 import pytest
 
-from bench.knob_settings import KnobError, check_prepared, knob_settings, knob_types, parse_value
+from bench.knob_settings import (
+    ROLE_MODELS,
+    KnobError,
+    check_prepared,
+    knob_settings,
+    knob_types,
+    parse_value,
+)
 from bench.protocol import Protocol
 from graphs.registry import METHODS
 from recgraph.cli import main
@@ -79,6 +86,8 @@ def test_set_reaches_the_context_rankings_metrics_and_protocol(tmp_path: Path, c
             "memrec_no_read fixes memrec_use_read=False",
         ),
         (["--set", "seed=3"], "itemknn", "--set seed: use bench's --seed option"),
+        (["--set", "rec_model=gpt-9"], "itemknn", "itemknn's rec_model is a backend: heuristic, local"),
+        (["--set", "rec_model=sim"], "vanilla_llm", "the sim backend needs a running simulator"),
         (["--set", "memrec_k"], "memrec", "is not NAME=VALUE"),
         (["--set", "memrec_k=4", "--set", "memrec_k=5"], "memrec", "--set memrec_k is given twice"),
         (["perf", "--set", "memrec_k=4"], "memrec", "--set applies to `recgraph bench` runs"),
@@ -144,6 +153,7 @@ def test_every_knob_of_every_method_can_be_set() -> None:
     for name, spec in METHODS.items():
         for knob, kind in knob_types(spec.context).items():
             text = samples.get(kind) or str(getattr(kind, "__args__", ("",))[0])
+            text = "heuristic" if knob in ROLE_MODELS else text  # a role's model names a backend
             parse_value(spec.context, knob, text, name)
 
 
