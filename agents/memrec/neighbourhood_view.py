@@ -1,6 +1,6 @@
 """MemRec's Stage R read without running its graph or any LLM: the curated collaborative
 neighbourhood of a user for a candidate set, its synthesised facets (the synthesise agent's
-fallback: weighted category support) and the Vector configuration's per-candidate scores (the
+fallback: weighted category support) and the heuristic blend fallback's per-candidate scores (the
 rerank agent's fallback over those facets), with the memory texts a prompt would quote.
 
 The same calls, in the same order and with the same knobs, as the `curate`, `synthesise` and
@@ -17,7 +17,7 @@ import numpy as np
 
 from agents.memrec.curation import Curated, curate, empty_curation, resolve_rule_set, rule_set_name
 from agents.memrec.features import feature_index
-from agents.memrec.rerank import vector_scores
+from agents.memrec.rerank import blend_scores
 from agents.memrec.synthesis import category_facets
 from state.memrec.context import MemRecContext
 from state.memrec.schemas import FacetSet
@@ -38,7 +38,7 @@ class NeighbourhoodView:
     facets: FacetSet
     """The synthesised facets (MemRec's synthesis fallback)."""
     scores: np.ndarray
-    """The Vector configuration's score of each candidate, in [0, 1], in candidate order."""
+    """The heuristic blend fallback's score of each candidate, in [0, 1], in candidate order."""
     parts: dict[str, np.ndarray]
     """Its three parts per candidate: facet, embedding, collaborative."""
     user_memory: str
@@ -72,7 +72,7 @@ def neighbourhood_view(
         found = empty_curation()
     facets = category_facets(index, found, user_id, ctx.memrec_facets, visible)
     records = [facet.model_dump() for facet in facets.facets]
-    scores, parts = vector_scores(
+    scores, parts = blend_scores(
         index, found, user_id, candidates, records, visible, index.updated_vectors()
     )
     items = [node for node, is_item in zip(found.node_ids, found.is_item, strict=True) if is_item]

@@ -1,8 +1,21 @@
 """MemRec Stage ReRank: LLM_Rec ("rec" role) scores every candidate from the request, the facets and
-the candidates' memories; ranking = score descending.
+the candidates' memories (Eq. 4); the ranking is the model's scores, descending, and nothing else.
 
-Fallback and `memrec_ranker="vector"`: the paper's Vector configuration, no LLM. Per candidate c,
-three parts in [0, 1]:
+Ranking rule of a model's answer (`model_order`), using no collaborative or embedding signal:
+1. score, descending;
+2. equal scores: the order the model listed them in;
+3. candidates the model left out: after every scored one (score 0 in the output), in input order.
+Every position of a candidate the model scored is the model's own (`AgentUsage.model_ids`, hence
+`model_share`): its score, or within a tie its own listing, places it. Left-out candidates are
+placed by the rule and counted as such ("repair" in `ranking_origin`); `tied_ids` names the scored
+candidates whose order only the model's listing decided (the rerank post reports both counts).
+
+`memrec_ranker="vector"`: the paper's Vector configuration, no LLM_Rec: MiniLM cosine between the
+facets and each candidate's memory, nothing else (agents/memrec/vector_config.py).
+
+Heuristic blend fallback (ours, not the paper's): what answers when no model does (the heuristic
+backend, or LLM_Rec failed after retries) under `memrec_ranker="llm"`. `blend_scores`, three parts
+in [0, 1]:
 - facet match: sum_f conf_f * m_f(c) / sum_f conf_f, where m_f(c) is 1/0 when the facet names
   dataset categories (does c have one of them) and otherwise the clipped MiniLM cosine between the
   facet text and the item;
@@ -13,8 +26,7 @@ three parts in [0, 1]:
   who interacted with c and (b) the curation-weighted item-item co-occurrence cosine between the
   curated item neighbours and c, each divided by its maximum over the candidates.
 score = (0.25 facet + 0.25 embedding + 0.5 collaborative) / (sum of the weights of parts that
-carry any signal for this user). Ties (equal scores, e.g. from an LLM) are broken by the vector
-score, then by the candidates' input order.
+carry any signal for this user); ties by the same blend without the facet part, then input order.
 """
 
 from __future__ import annotations
@@ -45,10 +57,12 @@ from state.memrec.state import FacetRecord
 from world.embeddings import embed_texts
 from world.environment import Environment
 
-VECTOR_WEIGHTS = {"facet": 0.25, "embedding": 0.25, "collaborative": 0.5}
-"""Weights of the Vector configuration's three parts (renormalised over parts with signal)."""
+BLEND_WEIGHTS = {"facet": 0.25, "embedding": 0.25, "collaborative": 0.5}
+"""Weights of the heuristic blend fallback's three parts (renormalised over parts with signal)."""
 MEMORY_CHARS = 220
 """Candidate memories are cut to this many characters in the ReRank prompt."""
+LEFT_OUT = "(not scored by the model: placed after the scored candidates, in input order)"
+"""Rationale of a candidate the model's answer left out."""
 
 
 @cache
@@ -93,7 +107,7 @@ def _share(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return mean / top if top > 0 else np.zeros_like(mean)
 
 
-def vector_scores(
+def blend_scores(
     index: FeatureIndex,
     curated: Curated,
     user_id: str,
@@ -102,7 +116,7 @@ def vector_scores(
     visible: Sequence[str] | None = None,
     updated: dict[str, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """The Vector configuration's scores (in [0, 1]) and their three parts (see the module docstring).
+    """The heuristic blend fallback's scores (in [0, 1]) and their three parts (module docstring).
     `updated`: changed memories' vectors already read (`FeatureIndex.updated_vectors`); None reads them
     (a SQLite query: a caller on an event loop reads them first, in a worker thread)."""
     env = index.env
@@ -128,10 +142,31 @@ def vector_scores(
         "embedding": embedding,
         "collaborative": collaborative,
     }
-    used = {name: VECTOR_WEIGHTS[name] for name, part in parts.items() if part.any()}
+    used = {name: BLEND_WEIGHTS[name] for name, part in parts.items() if part.any()}
     total = sum(used.values()) or 1.0
     score = sum(used[name] * parts[name] for name in used) / total if used else np.zeros(len(rows))
     return np.clip(score, 0.0, 1.0), parts
+
+
+def blend_answer(
+    candidates: Sequence[str], scores: np.ndarray, parts: dict[str, np.ndarray]
+) -> CandidateScores:
+    """The heuristic blend fallback as a `CandidateScores` answer with per-part rationales."""
+    entries = []
+    for i, item in enumerate(candidates):
+        why = ", ".join(f"{name} {part[i]:.2f}" for name, part in parts.items())
+        entries.append(
+            CandidateScore(
+                item_id=item, score=round(float(scores[i]), 6), rationale=f"heuristic blend: {why}"
+            )
+        )
+    return CandidateScores(scores=entries)
+
+
+def rank_blend(candidates: Sequence[str], scores: dict[str, float], tie_break: dict[str, float]) -> list[str]:
+    """The heuristic blend fallback's ranking: score desc, then the tie-break blend desc, then input order."""
+    position = {c: i for i, c in enumerate(candidates)}
+    return sorted(candidates, key=lambda c: (-scores[c], -tie_break[c], position[c]))
 
 
 def scores_json_schema(candidates: Sequence[str], rationale_chars: int = 160) -> dict[str, Any]:
@@ -148,18 +183,27 @@ def scores_json_schema(candidates: Sequence[str], rationale_chars: int = 160) ->
     )
 
 
-def rank_scores(
-    candidates: Sequence[str], scores: dict[str, float], tie_break: dict[str, float]
-) -> list[str]:
-    """Candidates by score desc, then tie-break score desc, then input order."""
-    position = {c: i for i, c in enumerate(candidates)}
-    return sorted(candidates, key=lambda c: (-scores[c], -tie_break[c], position[c]))
+def model_order(answer: CandidateScores) -> list[str]:
+    """The ranking rule of an answer (module docstring): score desc, then the answer's own order
+    (a validated answer lists the model's entries as the model did, then the left-out ones in input
+    order); nothing else is read."""
+    position = {entry.item_id: i for i, entry in enumerate(answer.scores)}
+    return sorted(position, key=lambda item: (-answer.scores[position[item]].score, position[item]))
 
 
-def validate_scores(
-    answer: CandidateScores, candidates: Sequence[str], fallback: dict[str, float]
-) -> tuple[CandidateScores, list[str]]:
-    """Keep candidate ids once each (unknown/duplicates dropped), clip scores, fill missing ones."""
+def tied_ids(answer: CandidateScores) -> list[str]:
+    """Ids of a validated answer's scored entries that share their score with another scored entry:
+    the ones the model's listing order, not its scores, placed (left-out entries are not counted)."""
+    scored = [entry for entry in answer.scores if entry.rationale != LEFT_OUT]
+    counts: dict[float, int] = {}
+    for entry in scored:
+        counts[entry.score] = counts.get(entry.score, 0) + 1
+    return [entry.item_id for entry in scored if counts[entry.score] > 1]
+
+
+def validate_scores(answer: CandidateScores, candidates: Sequence[str]) -> tuple[CandidateScores, list[str]]:
+    """Keep candidate ids once each (unknown/duplicates dropped) in the model's order, clip scores,
+    and append the candidates it left out (score 0, in input order)."""
     repairs: list[str] = []
 
     def clipped(item: str, entry: CandidateScore) -> CandidateScore:
@@ -175,22 +219,8 @@ def validate_scores(
         raise InvalidAnswer("no entry names a candidate; use the ids in square brackets", kind=NO_VALID_IDS)
     missing, filled = missing_ids(kept, candidates)
     repairs += filled
-    for item in missing:
-        kept[item] = CandidateScore(item_id=item, score=fallback[item], rationale="(vector fallback score)")
-    return CandidateScores(scores=[kept[c] for c in candidates]), repairs
-
-
-def vector_answer(
-    candidates: Sequence[str], scores: np.ndarray, parts: dict[str, np.ndarray]
-) -> CandidateScores:
-    """The Vector configuration as a `CandidateScores` answer with per-part rationales."""
-    entries = []
-    for i, item in enumerate(candidates):
-        why = ", ".join(f"{name} {part[i]:.2f}" for name, part in parts.items())
-        entries.append(
-            CandidateScore(item_id=item, score=round(float(scores[i]), 6), rationale=f"vector: {why}")
-        )
-    return CandidateScores(scores=entries)
+    left_out = [CandidateScore(item_id=item, score=0.0, rationale=LEFT_OUT) for item in missing]
+    return CandidateScores(scores=[*kept.values(), *left_out]), repairs
 
 
 def candidate_memories(candidates: Sequence[str], memories: dict[str, str], env: Environment) -> str:
@@ -210,11 +240,9 @@ def rerank_task(
     facets: Sequence[FacetRecord],
     memories: dict[str, str],
     fallback: Callable[[], CandidateScores],
-    fill: dict[str, float],
 ) -> AgentTask[CandidateScores]:
-    """The Stage ReRank agent task for one user: `fallback` computes the Vector answer (only when
-    it is needed: its facet match embeds free-text facets), `fill` scores candidates an answer
-    leaves out."""
+    """The Stage ReRank agent task for one user; `fallback` computes the answer used when no model
+    answers (only when it is needed: it may embed free-text facets)."""
     facet_lines = "\n".join(f"- {quote(f['facet'])} [{float(f['confidence']):.2f}]" for f in facets)
     facet_lines = facet_lines or "(none)"
     messages = prompts.RERANK.format_messages(
@@ -225,7 +253,7 @@ def rerank_task(
     )
 
     def validate(answer: CandidateScores) -> tuple[CandidateScores, list[str]]:
-        return validate_scores(answer, candidates, fill)
+        return validate_scores(answer, candidates)
 
     return AgentTask(
         agent="rerank",

@@ -1,16 +1,19 @@
-"""MemRec Stage W: one LM_Mem ("mem" role) call per interaction rewrites the user's and the item's
-memories and proposes short updates for at most `fanout_cap` curated neighbours.
+"""MemRec Stage W (Eq. 5-6, Fig. 15): one LM_Mem ("mem" role) call per interaction (u, i_c) reads
+the Stage R facets M_collab, the user's and the item's current memories and the curated neighbourhood
+N'_k(u) of the interaction (with each neighbour's current memory), and returns the user's and the
+item's updated memories and the rewritten memories of the neighbours the model chooses (as many as
+it decides, at most `fanout`: `memrec_fanout_cap`, default 16 = the paper's k). O(1) LLM calls per
+interaction, never one per neighbour.
 
-The neighbours offered are the interaction's curated neighbourhood: the user's 1- and 2-hop
-neighbours scored by the domain rules with the interacted item as the only candidate, top
-`fanout_cap` (so O(1) LLM calls per interaction, never one per neighbour). The answer becomes a
-`PropagationJob`: user and item memories are replaced as of the version they were read at (if a
-concurrent write moved the node on, the text is merged instead, so nothing is lost), neighbour
-updates are merged in.
+The answer becomes a `PropagationJob` in which every memory is replaced as of the version it was
+read at: the user's memory accumulates through the model's rewrite of its current text, and a
+neighbour's memory is the model's rewrite, not an appended line. If a concurrent write moved a node
+on since it was read, the text is merged instead, so nothing is lost (tools/memrec/jobs.py).
 
-Fallback (deterministic memory edit): the user's memory gains 'Recently chose "<title>"
-(<categories>)', the item's memory gains the user's top categories, every offered neighbour gains
-one line naming the item; merged with `merge_memory` (deduplicated, bounded length).
+Fallback (deterministic memory edit, ours; used without an LLM or after a failed call; appends):
+the user's memory gains 'Recently chose "<title>" (<categories>)', the item's memory the user's top
+categories, and each of the first `fanout` offered neighbours one line naming the item; merged with
+`merge_memory` (deduplicated, bounded length). The facets are not used by the fallback.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from agents.validation import (
 from prompts import memrec as prompts
 from prompts.common import quote
 from state.memrec.schemas import MemoryWrite, NeighbourUpdate
+from state.memrec.state import FacetRecord
 from tools.memrec.graph import item_node, user_node
 from tools.memrec.writer import NodeUpdate, PropagationJob, merge_memory
 from world.environment import Environment
@@ -44,9 +48,7 @@ from world.environment import Environment
 MEMORY_CHARS = 600
 """Bound of a rewritten user or item memory (the writer's `max_chars`)."""
 UPDATE_CHARS = 200
-"""Bound of one neighbour's memory update and of its rationale."""
-NEIGHBOUR_NOTE_CHARS = 160
-"""Neighbour memories are cut to this many characters in the prompt."""
+"""Bound of a neighbour update's rationale (its rewritten memory is bounded by `MEMORY_CHARS`)."""
 
 
 def write_job_id(dataset: str, user_id: str, item_id: str, timestamp: float | None) -> str:
@@ -55,8 +57,9 @@ def write_job_id(dataset: str, user_id: str, item_id: str, timestamp: float | No
     return "w-" + hashlib.sha256(key.encode()).hexdigest()[:24]
 
 
-def write_json_schema(neighbour_ids: Sequence[str]) -> dict[str, Any]:
-    """`MemoryWrite` as a JSON schema: neighbour ids an enum of the offered ones.
+def write_json_schema(neighbour_ids: Sequence[str], fanout: int | None = None) -> dict[str, Any]:
+    """`MemoryWrite` as a JSON schema: neighbour ids an enum of the offered ones, at most `fanout`
+    updates (None: one per offered neighbour).
 
     Lengths are bounded by validation, not here: llama.cpp turns `maxLength` into a repetition
     grammar that makes constrained decoding of long strings very slow."""
@@ -67,7 +70,7 @@ def write_json_schema(neighbour_ids: Sequence[str]) -> dict[str, Any]:
         {
             "user_memory": text,
             "item_memory": text,
-            "neighbor_updates": {"maxItems": len(ids)},
+            "neighbor_updates": {"maxItems": len(ids) if fanout is None else min(len(ids), fanout)},
             "neighbor_updates[].neighbor_id": {"enum": ids} if ids else {},
             "neighbor_updates[].memory_update": text,
         },
@@ -88,6 +91,7 @@ def fallback_write(
     item_id: str,
     neighbours: list[str],
     memories: Mapping[str, tuple[str, int]],
+    fanout: int,
 ) -> MemoryWrite:
     """The deterministic memory edit used without an LLM (see the module docstring)."""
     item = env.dataset.items[item_id]
@@ -105,7 +109,7 @@ def fallback_write(
             ),
             rationale="curated neighbour of the interaction",
         )
-        for node in neighbours
+        for node in neighbours[:fanout]
     ]
     return MemoryWrite(
         user_memory=merge_memory(memories[user_node(user_id)][0], chose, MEMORY_CHARS),
@@ -125,7 +129,9 @@ def validate_write(answer: MemoryWrite, offered: list[str], fanout: int) -> tupl
         if not (text := update.memory_update.strip()):
             repairs.append(EMPTY_UPDATE)
             return None
-        return update.model_copy(update={"memory_update": cut_text(text, UPDATE_CHARS, collapse=True)})
+        memory = cut_text(text, MEMORY_CHARS, collapse=True)
+        rationale = cut_text(update.rationale.strip(), UPDATE_CHARS, collapse=True)
+        return update.model_copy(update={"memory_update": memory, "rationale": rationale})
 
     by_id, dropped = keep_known_unique(
         answer.neighbor_updates,
@@ -150,6 +156,12 @@ def validate_write(answer: MemoryWrite, offered: list[str], fanout: int) -> tupl
     return fixed, repairs
 
 
+def facet_lines(facets: Sequence[FacetRecord]) -> str:
+    """The Stage R facets as prompt lines, each quoted with its confidence ("(none)" without facets)."""
+    lines = [f"- {quote(f['facet'])} [{float(f['confidence']):.2f}]" for f in facets]
+    return "\n".join(lines) or "(none)"
+
+
 def write_task(
     env: Environment,
     index: FeatureIndex,
@@ -158,20 +170,25 @@ def write_task(
     neighbours: list[str],
     memories: Mapping[str, tuple[str, int]],
     fanout: int,
+    facets: Sequence[FacetRecord] = (),
 ) -> AgentTask[MemoryWrite]:
-    """The Stage W agent task of one interaction: `neighbours` are the curated neighbours (best
-    first), `memories` holds (text, version) of the user, the item and those neighbours."""
-    offered = [node for node in neighbours if node != item_node(item_id)][:fanout]
+    """The Stage W agent task of one interaction: `neighbours` is N'_k of the interaction (best
+    first; the clicked item is left out), `memories` holds (text, version) of the user, the item
+    and those neighbours, `facets` are the Stage R facets M_collab; at most `fanout` neighbours are
+    rewritten."""
+    offered = [node for node in neighbours if node != item_node(item_id)]
     lines = [
         f"- {node} ({'item' if node.startswith('i:') else 'user'}): "
-        + (quote(memories[node][0], NEIGHBOUR_NOTE_CHARS) if node in memories else "(no memory)")
+        + (quote(memories[node][0], MEMORY_CHARS) if node in memories else "(no memory)")
         for node in offered
     ]
     messages = prompts.WRITE.format_messages(
         user=user_node(user_id),
         item=item_node(item_id),
+        facets=facet_lines(facets),
         user_memory=quote(memories[user_node(user_id)][0]),
         item_memory=quote(memories[item_node(item_id)][0]),
+        n_neighbours=len(offered),
         neighbours="\n".join(lines) or "(none)",
         memory_chars=MEMORY_CHARS,
         fanout=min(fanout, len(offered)),
@@ -182,9 +199,9 @@ def write_task(
         return validate_write(answer, offered, fanout)
 
     def fallback() -> MemoryWrite:
-        return fallback_write(env, index, user_id, item_id, offered, memories)
+        return fallback_write(env, index, user_id, item_id, offered, memories, fanout)
 
-    schema = write_json_schema(offered)
+    schema = write_json_schema(offered, fanout)
     return AgentTask(
         agent="propagate",
         role="mem",
@@ -197,13 +214,28 @@ def write_task(
 
 
 def write_job(
-    job_id: str, user_id: str, item_id: str, answer: MemoryWrite, memories: Mapping[str, tuple[str, int]]
+    job_id: str,
+    user_id: str,
+    item_id: str,
+    answer: MemoryWrite,
+    memories: Mapping[str, tuple[str, int]],
+    rewrite_neighbours: bool = True,
 ) -> PropagationJob:
-    """The propagation job of a validated answer (user/item replaced as of the version read)."""
+    """The propagation job of a validated answer: user and item replaced as of the version read;
+    neighbours replaced likewise (the model's rewrite), or merged (appended) when
+    `rewrite_neighbours` is False (the fallback's one-line edits)."""
     user, item = user_node(user_id), item_node(item_id)
+
+    def neighbour(update: NeighbourUpdate) -> NodeUpdate:
+        if rewrite_neighbours:
+            return NodeUpdate(
+                update.neighbor_id, update.memory_update, "replace", memories[update.neighbor_id][1]
+            )
+        return NodeUpdate(update.neighbor_id, update.memory_update)
+
     updates = [
         NodeUpdate(user, answer.user_memory, "replace", memories[user][1]),
         NodeUpdate(item, answer.item_memory, "replace", memories[item][1]),
-        *(NodeUpdate(u.neighbor_id, u.memory_update) for u in answer.neighbor_updates),
+        *(neighbour(u) for u in answer.neighbor_updates),
     ]
     return PropagationJob(job_id, tuple(updates), MEMORY_CHARS)

@@ -6,8 +6,10 @@
   domain rule set, top `memrec_k` with user/item floors (agents/memrec/curation.py);
 - synthesise (LM_Mem, role "mem"): N_f preference facets + support edges within tau tokens
   (agents/memrec/synthesis.py);
-- rerank (LLM_Rec, role "rec", or the Vector configuration): per-candidate score and rationale
-  (agents/memrec/rerank.py).
+- rerank (LLM_Rec, role "rec"): per-candidate score and rationale, ranked by the scores alone
+  (agents/memrec/rerank.py); `memrec_ranker="vector"` is the paper's Vector configuration (MiniLM
+  cosine of facets and candidate memories, agents/memrec/vector_config.py); when no model answers,
+  the heuristic blend fallback (ours, with a collaborative part) does.
 
 Ablations share the topology and differ by the MemRecContext overrides and hooks `graphs.registry`
 declares: `memrec_no_read` reads no neighbours in Stage R (w/o Collab. Read); `memrec_no_llm_rules`
@@ -28,9 +30,18 @@ from langgraph.graph import END, START, StateGraph
 from agents.base import AgentResult
 from agents.memrec.curation import Curated, curate, empty_curation, resolve_rule_set, rule_set_name
 from agents.memrec.features import CURATION_NEEDS, feature_index
-from agents.memrec.rerank import embedder_loaded, rank_scores, rerank_task, vector_answer, vector_scores
+from agents.memrec.rerank import (
+    blend_answer,
+    blend_scores,
+    embedder_loaded,
+    model_order,
+    rank_blend,
+    rerank_task,
+    tied_ids,
+)
 from agents.memrec.rules import FEATURES
 from agents.memrec.synthesis import SYNTHESIS_NEEDS, synthesis_task
+from agents.memrec.vector_config import memory_vectors, vector_configuration
 from graphs.common import VALIDATE_NODE, validate_input
 from graphs.nodes import AgentCall, agent_node, step_node
 from graphs.run_context import compile_method, current_context
@@ -152,7 +163,8 @@ def synthesis_update(result: AgentResult, shown: Any) -> dict[str, Any]:
 
 
 def prepare_rerank(state: MemRecState, ctx: MemRecContext, env: Environment) -> AgentCall:
-    """ReRank: LLM_Rec scores every candidate (or the Vector configuration, without an LLM)."""
+    """ReRank: LLM_Rec scores every candidate (`memrec_ranker="vector"`: the Vector configuration,
+    no LLM). When no model answers under "llm", the heuristic blend fallback does."""
     if ctx.memrec_ranker not in RANKERS:
         raise RecgraphError(f"memrec_ranker must be one of {', '.join(RANKERS)}, got {ctx.memrec_ranker!r}")
     index = feature_index(env, ctx.memrec_memory)
@@ -161,32 +173,52 @@ def prepare_rerank(state: MemRecState, ctx: MemRecContext, env: Environment) -> 
     history = state.get("history")
     # Read here (prepare runs in a worker thread): the fallback may run on the event loop.
     updated = index.updated_vectors()
-    ask = replace(ctx, rec_model="heuristic") if ctx.memrec_ranker == "vector" else None
+    # Also loads the candidates' catalog vectors off the loop (the blend fallback reads them too).
+    candidate_vectors = memory_vectors(index, candidates, updated)
+    vector = ctx.memrec_ranker == "vector"
+    ask = replace(ctx, rec_model="heuristic") if vector else None
     if backend_for(ask or ctx, "rec") == "heuristic":  # the fallback answers: MiniLM loads here, off the loop
         embedder_loaded()
-    # Tie-break and fill-in scores skip the facet part, which embeds free-text facets (~40 ms).
-    quick, _ = vector_scores(index, found, user, candidates, [], history, updated)
-    quick_scores = {c: float(s) for c, s in zip(candidates, quick, strict=True)}
+    tie_break: dict[str, float] = {}  # filled only when the heuristic blend fallback answers
 
     def fallback() -> CandidateScores:
-        scores, parts = vector_scores(index, found, user, candidates, facets, history, updated)
-        return vector_answer(candidates, scores, parts)
+        if vector:
+            return vector_configuration(candidates, facets, candidate_vectors)
+        scores, parts = blend_scores(index, found, user, candidates, facets, history, updated)
+        # The blend's own tie-break: the same blend without the facet part (no embedding).
+        quick, _ = blend_scores(index, found, user, candidates, [], history, updated)
+        tie_break.update((c, float(s)) for c, s in zip(candidates, quick, strict=True))
+        return blend_answer(candidates, scores, parts)
 
     memories = {
         node: text for node, (text, _) in index.graph.memories(item_node(c) for c in candidates).items()
     }
     instruction = state.get("instruction") or env.dataset.instructions.get(user)
     user_memory = state.get("user_memory", "")
-    task = rerank_task(env, candidates, instruction, user_memory, facets, memories, fallback, quick_scores)
-    return AgentCall(task, lambda result: rerank_update(state, result, quick_scores), context=ask)
+    task = rerank_task(env, candidates, instruction, user_memory, facets, memories, fallback)
+    label = "vector" if vector else None
+    return AgentCall(task, lambda result: rerank_update(state, result, tie_break, label), context=ask)
 
 
-def rerank_update(state: MemRecState, result: AgentResult, vector: dict[str, float]) -> dict[str, Any]:
-    """The rerank node's state update: ranking (ties by the vector score), scores, rationales."""
+def rerank_update(
+    state: MemRecState, result: AgentResult, tie_break: dict[str, float], label: str | None = None
+) -> dict[str, Any]:
+    """The rerank node's state update: ranking, scores, rationales. The model's answer and the Vector
+    configuration are ranked by `model_order` (scores, then the answer's order); the heuristic blend
+    fallback by `rank_blend` (its `tie_break` filled when it answered)."""
     answer, usage = result.output, result.usage
     scores = {entry.item_id: entry.score for entry in answer.scores}
-    ranking = rank_scores(state["candidates"], scores, vector)
-    note = f"[{usage.source}] top {', '.join(ranking[:3])} (score {scores[ranking[0]]:.2f})"
+    if tie_break:
+        ranking = rank_blend(state["candidates"], scores, tie_break)
+        source = f"{usage.source}: heuristic blend"
+    else:
+        ranking = model_order(answer)
+        source = label or usage.source
+    note = f"[{source}] top {', '.join(ranking[:3])} (score {scores[ranking[0]]:.2f})"
+    if usage.source == "llm":
+        left_out = len(ranking) - len(set(usage.model_ids or []))
+        tied = len(tied_ids(answer))
+        note += f"; {tied} tied (in the model's listing order), {left_out} left out (input order)"
     return {
         "ranking": ranking,
         "scores": scores,

@@ -95,9 +95,9 @@ def memrec_extras(request: PerfRequest) -> dict[str, Any]:
     W's) next to Table 8."""
     stages = tokens_by_agent(request.outputs)
     users = [r["user_id"] for r in request.requests]
-    stages.update(
-        tokens_by_agent(stage_w_outputs(users, request.scenario, request.context, request.concurrency))
-    )
+    written = tokens_by_agent(stage_w_outputs(users, request.scenario, request.context, request.concurrency))
+    # Stage W runs its own Stage R first: its synthesis is named apart from the recommendation's.
+    stages.update({("stage_w_synthesise" if k == "synthesise" else k): row for k, row in written.items()})
     return {
         **curation_latency_ms(request.requests, request.scenario, request.context),
         "tokens_per_user_by_stage": {

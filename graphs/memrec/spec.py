@@ -10,8 +10,8 @@ from state.memrec.context import MemRecContext
 
 
 def memrec_calls(context: MemRecContext, candidates: int) -> CallPlan:
-    """With Stage W: the warm-up write (LM_Mem), facet synthesis and rerank."""
-    return CallPlan(3, note="1 of them is the Stage W warm-up write")
+    """With Stage W: the warm-up's Stage R synthesis and write (LM_Mem), facet synthesis and rerank."""
+    return CallPlan(4, note="2 of them are the Stage W warm-up (its Stage R synthesis and the write)")
 
 
 def memrec_no_write_calls(context: MemRecContext, candidates: int) -> CallPlan:

@@ -1,5 +1,9 @@
 """MemRec's Stage W in the benchmark: each user's warm-up (validation) interaction is propagated
-into the memory graph before any test case of the method is ranked, as the paper's protocol does.
+into the memory graph before any test case of the method is ranked. This warm-up write is the
+project's protocol choice, not the paper's (the paper evaluates on InstructRec's splits and does not
+say which interactions Stage W sees before testing). Each write runs Stage R first (the
+`memrec_write` graph curates N'_k and synthesises the facets with the warm-up item as the
+candidate), so the write reads facets, as the authors' code does: two LM_Mem calls per user.
 
 Reproducible whatever the concurrency: every warm-up job is proposed (one LM_Mem call each, run
 concurrently) from the same initial memories, logged durably to `<method>.warmup.jsonl`, and only
@@ -66,7 +70,7 @@ def warmup_interaction(env: Environment, user_id: str, scenario: str) -> dict[st
     valid = env.cases[user_id].valid
     if valid is None or valid.item_id not in env.history(user_id, scenario):
         return None
-    return {"user_id": user_id, "item_id": valid.item_id, "timestamp": valid.timestamp}
+    return {"user_id": user_id, "item_id": valid.item_id, "timestamp": valid.timestamp, "scenario": scenario}
 
 
 async def propose_warmups(

@@ -1,9 +1,10 @@
 """MemRec's whole-run throughput: users per second from the start of the Stage W
 warm-up to the latest ranked user, against the ideal for that run, in metrics.json (`whole_run`).
 
-The ideal counts LLM rounds only: the warm-up's waves (ceil(warm-up users / concurrency), one
-LM_Mem call each) plus the ranking's waves times the ranking's LLM depth (synthesise, then rerank
-unless the Vector ranker is configured), each round lasting the median Stage W call of the run
+The ideal counts LLM rounds only: the warm-up's waves (ceil(warm-up users / concurrency), two
+dependent LM_Mem calls each: the write's Stage R synthesis, then the write) plus the ranking's waves
+times the ranking's LLM depth (synthesise, then rerank unless the Vector ranker is configured), each
+round lasting the median Stage W call of the run
 (the simulator's latency plus the client's own time). Everything else (MiniLM, embedding, applying
 the jobs, curation) is the overhead the efficiency shows.
 
@@ -35,6 +36,10 @@ def ranking_depth(context: MemRecContext) -> int:
     if context.memrec_ranker == "llm":
         depth += int(backend_for(context, "rec") != "heuristic")
     return depth
+
+
+WARMUP_DEPTH = 2
+"""Dependent LLM calls of one warm-up write: its Stage R synthesis, then the write."""
 
 
 def median_call_seconds(usage_rows: list[dict[str, Any]]) -> float | None:
@@ -75,7 +80,7 @@ class WholeRunClock:
         """One more user ranked: refresh users/s, the ideal and their ratio."""
         self.ranked += 1
         seconds = time.perf_counter() - self.started
-        waves = math.ceil(self.warmup_users / self.concurrency) + self.depth * math.ceil(
+        waves = WARMUP_DEPTH * math.ceil(self.warmup_users / self.concurrency) + self.depth * math.ceil(
             self.ranked / self.concurrency
         )
         ideal = (

@@ -1,18 +1,24 @@
-"""MemRec Stage W (collaborative propagation) as a LangGraph state machine.
+"""MemRec Stage W (collaborative propagation, Eq. 5-6) as a LangGraph state machine.
 
-    START -> validate_write -> select_neighbours -> propagate -> commit -> END
+    START -> validate_write -> curate -> synthesise -> select_neighbours -> propagate -> commit -> END
 
-- validate_write: the user and the item must exist in the context's dataset;
-- select_neighbours (no LLM): the interaction's curated neighbourhood (the item as the only
-  candidate), top `memrec_fanout_cap`, and the (text, version) of every node involved;
-- propagate (LM_Mem, role "mem"): ONE call returning new user and item memories and updates for
-  chosen neighbours (agents/memrec/write.py), with the deterministic memory edit as fallback;
+- validate_write: the user, the item (and any candidates) must exist in the context's dataset;
+- curate, synthesise: Stage R of the interaction, the same nodes as the `memrec` graph
+  (graphs/memrec/graph.py), with the candidates the interaction answered (default: the item alone)
+  as context: N'_k(u) and the facets M_collab the write reads;
+- select_neighbours (no LLM): N'_k minus the item, and the (text, version) of every node involved;
+- propagate (LM_Mem, role "mem"): ONE call reading the facets, the user's and the item's memories
+  and N'_k with its memories, returning the updated user and item memories and the rewritten
+  memories of the neighbours it chooses, at most `memrec_fanout_cap` (agents/memrec/write.py), with
+  the deterministic memory edit as fallback;
 - commit: by `Context.memrec_write_mode` — `background` queues the job durably for the shared
   background writer and returns at once (recommendation never waits for it), `sync` applies it
   before returning (reproducible benchmarks), `propose` returns the job without applying it.
 
-Invoke with `{"user_id": ..., "item_id": ...}` (optionally `timestamp`, `job_id`); the same
-interaction always yields the same job id, so a replay is applied once.
+Invoke with `{"user_id": ..., "item_id": ...}` (optionally `timestamp`, `job_id`, `scenario`,
+`candidates`); the same interaction always yields the same job id, so a replay is applied once.
+Under `memrec_use_read=False` (w/o Collab. Read) N'_k is empty: the write updates the user and the
+item only.
 """
 
 from __future__ import annotations
@@ -27,16 +33,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from typing_extensions import TypedDict
 
 from agents.base import AgentResult
-from agents.memrec.curation import curate, resolve_rule_set
 from agents.memrec.features import feature_index
 from agents.memrec.write import write_job, write_job_id, write_task
 from graphs.common import dataset_not_loaded, describe_validation_error
+from graphs.memrec.graph import curate_node, synthesise
 from graphs.nodes import AgentCall, agent_node, step_node
 from graphs.run_context import compile_method, current_context
 from state.blackboard import BlackboardMessage, append_messages, post
 from state.contract import InvalidRecInput
 from state.memrec.context import MemRecContext
 from state.memrec.schemas import MemoryWrite
+from state.memrec.state import FacetRecord, MemRecState
 from tools.memrec.graph import item_node, user_node
 from tools.memrec.writer import shared_writer
 from world.environment import Environment, get_environment
@@ -55,6 +62,11 @@ class WriteInput(BaseModel):
     item_id: str = Field(description="The item they interacted with.")
     timestamp: float | None = Field(default=None, description="When; part of the job id.")
     job_id: str | None = Field(default=None, description="Explicit job id (default: from the interaction).")
+    scenario: str = Field(default="classic", description="Which part of the user's history Stage R sees.")
+    candidates: list[str] | None = Field(
+        default=None,
+        description="The candidates the interaction answered (Stage R's context; default: the item).",
+    )
 
 
 class WriteOutput(TypedDict, total=False):
@@ -71,24 +83,36 @@ class WriteOutput(TypedDict, total=False):
     trace: Annotated[list[BlackboardMessage], append_messages]
     """Every node's blackboard posts, in order."""
     usage: Annotated[list[dict[str, Any]], operator.add]
-    """The Stage W agent's usage record."""
+    """The usage records of Stage R's synthesis and of the Stage W agent."""
+    facets: list[FacetRecord]
+    """The Stage R facets the write read (M_collab)."""
 
 
-class WriteState(WriteOutput, total=False):
-    """Blackboard of `memrec_write`; each field has exactly one writer."""
+class WriteState(MemRecState, total=False):
+    """Blackboard of `memrec_write`: Stage R's fields (`MemRecState`) plus the write's; each field has
+    exactly one writer."""
 
-    user_id: str
-    """Input: the user."""
     item_id: str
     """Input: the item."""
     timestamp: float | None
     """Input: when the interaction happened."""
+    job_id: str
+    """Written by `validate_write`: the propagation job's id."""
     offered: list[str]
-    """Written by `select_neighbours`: the curated neighbours offered to LM_Mem (<= fanout_cap)."""
+    """Written by `select_neighbours`: N'_k of the interaction minus the item, offered to LM_Mem."""
     memories: dict[str, list[Any]]
     """Written by `select_neighbours`: [text, version] of the user, the item and the offered nodes."""
     proposal: dict[str, Any]
     """Written by `propagate`: the validated `MemoryWrite`."""
+    rewrite: bool
+    """Written by `propagate`: True when the model answered (neighbours are rewritten), False for the
+    fallback's edits (appended)."""
+    status: str
+    """Written by `commit`: "queued", "applied" or "proposed"."""
+    neighbours: list[str]
+    """Written by `commit`: neighbours whose memory the job updates."""
+    job: dict[str, Any]
+    """Written by `commit`: the job itself."""
 
 
 def _validate_write(state: WriteState, config: RunnableConfig) -> dict[str, Any]:
@@ -104,12 +128,20 @@ def _validate_write(state: WriteState, config: RunnableConfig) -> dict[str, Any]
         )
     env = get_environment(ctx.dataset)
     env.require_user(request.user_id)
-    env.require_items([request.item_id])
+    candidates = request.candidates or [request.item_id]
+    env.require_items([request.item_id, *candidates])
     job_id = request.job_id or write_job_id(
         env.dataset.name, request.user_id, request.item_id, request.timestamp
     )
     note = f"interaction ({request.user_id}, {request.item_id}) -> job {job_id}"
-    return {**request.model_dump(), "job_id": job_id, "trace": [post("validate_write", note)]}
+    return {
+        **request.model_dump(),
+        "candidates": candidates,
+        "history": env.history(request.user_id, request.scenario),
+        "retrieve_mode": False,
+        "job_id": job_id,
+        "trace": [post("validate_write", note)],
+    }
 
 
 def _memories(state: WriteState) -> dict[str, tuple[str, int]]:
@@ -119,23 +151,12 @@ def _memories(state: WriteState) -> dict[str, tuple[str, int]]:
 
 def _select(state: WriteState, config: RunnableConfig) -> dict[str, Any]:
     ctx = current_context()
-    env = get_environment(ctx.dataset)
-    index = feature_index(env, ctx.memrec_memory)
-    user, item, fanout = state["user_id"], state["item_id"], max(0, ctx.memrec_fanout_cap)
-    floor_users, floor_items = min(ctx.memrec_min_users, fanout // 2), min(ctx.memrec_min_items, fanout // 2)
-    found = curate(
-        index,
-        resolve_rule_set(ctx, env),
-        user,
-        [item],
-        fanout + 1,
-        floor_users,
-        floor_items,
-        reads_per_kept=ctx.memrec_similarity_reads or None,
-    )
-    offered = [node for node in found.node_ids if node != item_node(item)][:fanout]
+    index = feature_index(get_environment(ctx.dataset), ctx.memrec_memory)
+    user, item = state["user_id"], state["item_id"]
+    offered = [r["id"] for r in state.get("curated", []) if r["id"] != item_node(item)]
     memories = index.graph.memories([user_node(user), item_node(item), *offered])
-    note = f"offered {len(offered)} of {found.pool} neighbours to LM_Mem"
+    cap = max(0, ctx.memrec_fanout_cap)
+    note = f"offered N'_k: {len(offered)} neighbours to LM_Mem (at most {cap} rewritten)"
     return {
         "offered": offered,
         "memories": {node: [text, version] for node, (text, version) in memories.items()},
@@ -144,26 +165,41 @@ def _select(state: WriteState, config: RunnableConfig) -> dict[str, Any]:
 
 
 def prepare_propagation(state: WriteState, ctx: MemRecContext, env: Environment) -> AgentCall:
-    """Stage W's one LM_Mem call: new user and item memories and the chosen neighbours' updates."""
+    """Stage W's one LM_Mem call: new user and item memories and the chosen neighbours' rewrites."""
     index = feature_index(env, ctx.memrec_memory)
-    offered = state["offered"]
     task = write_task(
-        env, index, state["user_id"], state["item_id"], offered, _memories(state), ctx.memrec_fanout_cap
+        env,
+        index,
+        state["user_id"],
+        state["item_id"],
+        state["offered"],
+        _memories(state),
+        max(0, ctx.memrec_fanout_cap),
+        state.get("facets", []),
     )
     return AgentCall(task, proposal_update)
 
 
 def proposal_update(result: AgentResult[MemoryWrite]) -> dict[str, Any]:
-    """The propagate node's state update: the validated proposal and its usage."""
+    """The propagate node's state update: the validated proposal, how to apply it, its usage."""
     answer, usage = result.output, result.usage
-    note = f"[{usage.source}] {len(answer.neighbor_updates)} neighbour updates"
-    return {"proposal": answer.model_dump(), "trace": [post("propagate", note)], "usage": [usage.as_dict()]}
+    rewrite = usage.source == "llm"
+    how = "rewritten" if rewrite else "appended to"
+    note = f"[{usage.source}] {len(answer.neighbor_updates)} neighbour memories {how}"
+    return {
+        "proposal": answer.model_dump(),
+        "rewrite": rewrite,
+        "trace": [post("propagate", note)],
+        "usage": [usage.as_dict()],
+    }
 
 
 def _commit(state: WriteState, config: RunnableConfig) -> dict[str, Any]:
     ctx = current_context()
     answer = MemoryWrite.model_validate(state["proposal"])
-    job = write_job(state["job_id"], state["user_id"], state["item_id"], answer, _memories(state))
+    job = write_job(
+        state["job_id"], state["user_id"], state["item_id"], answer, _memories(state), state["rewrite"]
+    )
     status = "proposed"
     if ctx.memrec_write_mode != "propose":
         index = feature_index(get_environment(ctx.dataset), ctx.memrec_memory)
@@ -190,13 +226,17 @@ def build_memrec_write() -> StateGraph:
         "validate_write", _validate_write, blocking=dataset_not_loaded, warm_first_call=False
     )
     builder.add_node("validate_write", validate)
+    builder.add_node("curate", curate_node)
+    builder.add_node("synthesise", synthesise)
     builder.add_node(
         "select_neighbours", step_node("select_neighbours", _select, blocking=True, warm_first_call=False)
     )
     builder.add_node("propagate", agent_node("propagate", prepare_propagation, warm_first_call=False))
     builder.add_node("commit", step_node("commit", _commit, blocking=True, warm_first_call=False))
     builder.add_edge(START, "validate_write")
-    builder.add_edge("validate_write", "select_neighbours")
+    builder.add_edge("validate_write", "curate")
+    builder.add_edge("curate", "synthesise")
+    builder.add_edge("synthesise", "select_neighbours")
     builder.add_edge("select_neighbours", "propagate")
     builder.add_edge("propagate", "commit")
     builder.add_edge("commit", END)
@@ -206,4 +246,4 @@ def build_memrec_write() -> StateGraph:
 builder = build_memrec_write()
 """The Stage W graph, uncompiled."""
 graph = compile_method(builder, "memrec_write")
-"""MemRec Stage W: validate -> select neighbours -> one LM_Mem call -> commit to the writer."""
+"""MemRec Stage W: validate -> Stage R (curate, synthesise) -> N'_k -> one LM_Mem call -> commit."""

@@ -2,7 +2,8 @@
 
 Stage R (LM_Mem, role "mem") distils the user's memory and the curated neighbours into preference
 facets; Stage ReRank (LLM_Rec, role "rec") scores each candidate against those facets; Stage W
-(LM_Mem) writes one interaction into the user's, the item's and a few neighbours' memories. Candidate
+(LM_Mem) writes one interaction into the user's and the item's memories and rewrites the memories
+of the curated neighbours it concerns, from the Stage R facets. Candidate
 lists come last in the user message, under the shared "Candidates" header. Memories, facets, notes,
 titles and the user's request are quoted with `prompts.common.quote`; every system message carries
 `DATA_RULE`.
@@ -69,9 +70,9 @@ NO_INSTRUCTION = "(none given; infer it from the memory and the facets)"
 WRITE_SYSTEM = (
     "You maintain the long-term memory of a recommender system. When a user interacts with an "
     "item you update, in one pass, what the system remembers about the user, about the item and "
-    "about a few closely related users and items, so later recommendations can use it. Keep every "
-    "memory short, factual and about tastes, not about this one event only. " + DATA_RULE + " Reply "
-    "with a JSON object only."
+    "about the related users and items the interaction says something about, so later "
+    "recommendations can use it. Every memory stays short, factual and about tastes, not about this "
+    "one event only. " + DATA_RULE + " Reply with a JSON object only."
 )
 
 WRITE = ChatPromptTemplate.from_messages(
@@ -79,23 +80,31 @@ WRITE = ChatPromptTemplate.from_messages(
         ("system", WRITE_SYSTEM),
         (
             "human",
-            "User {user} just interacted with item {item}.\n\n"
+            "User {user} just interacted with (chose) item {item}.\n\n"
+            "Preference facets of {user}, distilled from their memory and their collaborative "
+            "neighbourhood (confidence in brackets):\n{facets}\n\n"
             "Current memory of {user}:\n{user_memory}\n\n"
             "Current memory of {item}:\n{item_memory}\n\n"
-            "Related neighbours (id, kind and current memory; most relevant first):\n{neighbours}\n\n"
-            "Return 'user_memory': the user's memory rewritten to include what this interaction "
-            "says about their tastes (at most {memory_chars} characters); 'item_memory': the item's "
-            "memory rewritten to note what kind of user chose it (at most {memory_chars} "
-            "characters); and 'neighbor_updates': for at most {fanout} of the listed neighbours "
-            "whose memory should change, one entry with 'neighbor_id' (an id from the list), "
-            "'memory_update' (one sentence, at most {update_chars} characters, to add to that "
-            "neighbour's memory) and 'rationale' (why it is affected). Leave out neighbours this "
-            "interaction says nothing about.",
+            "The {n_neighbours} curated collaborative neighbours of this interaction (id, kind and "
+            "current memory; most relevant first):\n{neighbours}\n\n"
+            "Return three fields.\n"
+            "'user_memory': the user's memory brought up to date, combining what the current memory "
+            "says, the facets and what choosing {item} adds. Keep what still holds, describe themes "
+            "and tastes rather than listing titles, a few sentences, at most {memory_chars} "
+            "characters.\n"
+            "'item_memory': the item's memory brought up to date: what it is and what kind of user "
+            "enjoys it, at most {memory_chars} characters.\n"
+            "'neighbor_updates': propagate the interaction to the neighbours it is relevant to "
+            "(shared themes, related tastes); choose as many as it warrants, at most {fanout}, and "
+            "leave out the rest. For each give 'neighbor_id' (an id from the list), 'memory_update' "
+            "(that neighbour's complete new memory: its current memory revised with the insight, "
+            "not a sentence to append; at most {memory_chars} characters) and 'rationale' (why it "
+            "is relevant, at most {update_chars} characters).",
         ),
     ]
 )
-"""Stage W: {user}, {item}, {user_memory}, {item_memory}, {neighbours}, {memory_chars}, {fanout},
-{update_chars}."""
+"""Stage W (Eq. 5-6, Fig. 15): {user}, {item}, {facets} (M_collab), {user_memory}, {item_memory},
+{n_neighbours}, {neighbours} (N'_k with memories), {memory_chars}, {fanout}, {update_chars}."""
 
 INIT = ChatPromptTemplate.from_messages(
     [

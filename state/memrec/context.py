@@ -49,8 +49,10 @@ class MemRecContext(Context):
     memrec_ranker: Literal["llm", "vector"] = field(
         default="llm",
         metadata={
-            "description": "MemRec Stage ReRank: llm (LLM_Rec, role rec) or vector (the paper's Vector "
-            "configuration: facet match + embedding similarity + collaborative signal, no LLM)."
+            "description": "MemRec Stage ReRank: llm (LLM_Rec, role rec, ranked by its scores alone; when no "
+            "model answers, the heuristic blend fallback: facet match + embedding + collaborative signal) "
+            "or vector (the paper's Vector configuration: MiniLM cosine of the facets and each "
+            "candidate's memory, confidence-weighted, no LLM)."
         },
     )
     memrec_use_read: bool = field(
@@ -58,8 +60,11 @@ class MemRecContext(Context):
         metadata={"description": "MemRec: read curated neighbours in Stage R (False: w/o Collab. Read)."},
     )
     memrec_fanout_cap: int = field(
-        default=8,
-        metadata={"description": "MemRec Stage W: at most this many curated neighbours updated per write."},
+        default=16,
+        metadata={
+            "description": "MemRec Stage W: at most this many neighbours of N'_k rewritten per write (the "
+            "model chooses which; default 16, the paper's k; it does not follow memrec_k)."
+        },
     )
     memrec_write_mode: Literal["background", "sync", "propose"] = field(
         default="background",

@@ -50,20 +50,28 @@ class CandidateScores(BaseModel):
 
 
 class NeighbourUpdate(BaseModel):
-    """Stage W: what one curated neighbour should remember about the interaction."""
+    """Stage W: one curated neighbour's memory, rewritten in the light of the interaction (Fig. 15)."""
 
     neighbor_id: str = Field(description="Id of one offered neighbour (e.g. i:50, u:7).")
-    memory_update: str = Field(description="One sentence to add to that neighbour's memory.")
+    memory_update: str = Field(
+        description="That neighbour's whole updated memory: its current memory revised with what this "
+        "interaction shows (not a sentence to append)."
+    )
     rationale: str = Field(default="", description="Why this neighbour is affected.")
 
 
 class MemoryWrite(BaseModel):
     """Stage W's answer: new user and item memories plus updates for chosen neighbours."""
 
-    user_memory: str = Field(description="The user's rewritten memory, including the new interaction.")
-    item_memory: str = Field(description="The item's rewritten memory, noting who chose it.")
+    user_memory: str = Field(
+        description="The user's updated memory: their current memory, the preference facets and the new "
+        "interaction synthesised."
+    )
+    item_memory: str = Field(description="The item's updated memory: what it is and who enjoys it.")
     neighbor_updates: list[NeighbourUpdate] = Field(
-        default_factory=list, description="Updates for at most fanout_cap of the offered neighbours."
+        default_factory=list,
+        description="Rewritten memories of the offered neighbours this interaction concerns (as many as "
+        "it warrants, up to the cap).",
     )
 
 

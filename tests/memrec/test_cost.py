@@ -48,6 +48,15 @@ def _warm(tiny: Path, out: Path, concurrency: int, **fields: object) -> tuple[Me
     return prepared.context, prepared.metrics
 
 
+FACETS = json.dumps(
+    {
+        "facets": [{"facet": "Space adventures", "confidence": 0.8, "supporting_neighbors": []}],
+        "support_edges": [],
+    }
+)
+"""Stage R's answer inside each write (the write graph synthesises facets before it writes)."""
+
+
 def _lm_mem(messages: list[Any]) -> str:
     """A Stage W answer naming the user of the prompt (so answers do not depend on call order)."""
     user = re.search(r"u:u\d", str(messages[-1].content)).group(0)  # type: ignore[union-attr]
@@ -61,7 +70,7 @@ def test_warmup_embeds_ahead_and_its_vectors_are_reproducible(
 ) -> None:
     """With an LM_Mem to wait for, Stage W's new memories are embedded while proposals are asked;
     what ranking reads is the final text's embedding, bit for bit the same whatever the concurrency."""
-    install(monkeypatch, SchemaRoutedModel(answers={"MemoryWrite": _lm_mem}))
+    install(monkeypatch, SchemaRoutedModel(answers={"MemoryWrite": _lm_mem, "FacetSet": FACETS}))
     llm = {"llm": "openai:gpt-4o-mini", "llm_retries": 0, "llm_backoff": 0.0}
     serial, metrics = _warm(tiny_dataset_dir, tmp_path / "a", 1, **llm)
     parallel, _ = _warm(tiny_dataset_dir, tmp_path / "b", 3, **llm)

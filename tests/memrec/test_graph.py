@@ -136,8 +136,9 @@ def test_validators_repair_and_count() -> None:
             CandidateScore(item_id="b", score=0.2),
         ]
     )
-    fixed_scores, repairs = validate_scores(scores, ["a", "b"], {"a": 0.3, "b": 0.9})
-    assert [(s.item_id, s.score) for s in fixed_scores.scores] == [("a", 0.3), ("b", 1.0)]
+    fixed_scores, repairs = validate_scores(scores, ["a", "b"])
+    # The model's entries in its order, then the left-out candidate at score 0 (no fallback score).
+    assert [(s.item_id, s.score) for s in fixed_scores.scores] == [("b", 1.0), ("a", 0.0)]
     assert sorted(repairs) == ["duplicate_id", "missing_id", "score_clipped", "unknown_id"]
 
 
@@ -186,7 +187,7 @@ def test_vector_ranker_makes_no_rerank_call(monkeypatch) -> None:
     context = MemRecContext(llm="openai:gpt-4o-mini", memrec_ranker="vector", llm_retries=0)
     output = graph.invoke({"user_id": "1", "candidates": CANDIDATES}, context=context)
     assert len(model.received) == 1 and output["usage"][1]["calls"] == 0
-    assert output["trace"][-1]["content"].startswith("[heuristic]")
+    assert output["trace"][-1]["content"].startswith("[vector]")
 
 
 def test_heuristic_mode_is_deterministic_and_ablations_differ() -> None:

@@ -37,6 +37,15 @@ class PathRecordingModel(SchemaRoutedModel):
         return super()._generate(messages, stop, run_manager, **kwargs)
 
 
+FACETS = json.dumps(
+    {
+        "facets": [{"facet": "Space adventures", "confidence": 0.8, "supporting_neighbors": []}],
+        "support_edges": [],
+    }
+)
+"""Stage R's answer inside each write (the write graph synthesises facets before it writes)."""
+
+
 def _lm_mem(messages: list[Any]) -> str:
     user = re.search(r"u:u\d", str(messages[-1].content)).group(0)  # type: ignore[union-attr]
     return json.dumps({"user_memory": f"Memory of {user}.", "item_memory": "Chosen.", "neighbor_updates": []})
@@ -47,7 +56,7 @@ def test_concurrent_first_stage_w_calls_ask_on_the_event_loop(
 ) -> None:
     from graphs.memrec.write import graph
 
-    install(monkeypatch, PathRecordingModel(answers={"MemoryWrite": _lm_mem}))
+    install(monkeypatch, PathRecordingModel(answers={"MemoryWrite": _lm_mem, "FacetSet": FACETS}))
     PATHS.clear()
     env = get_environment(str(tiny_dataset_dir))
     requests = [r for u in env.cases if (r := warmup_interaction(env, u, "classic")) is not None]
@@ -63,4 +72,4 @@ def test_concurrent_first_stage_w_calls_ask_on_the_event_loop(
 
     outputs = asyncio.run(run_all())
     assert len(requests) >= 3 and all(o["status"] == "proposed" for o in outputs)
-    assert ["async"] * len(requests) == PATHS  # the first calls for this MemRecContext included
+    assert ["async"] * 2 * len(requests) == PATHS  # the first calls for this MemRecContext included

@@ -9,18 +9,18 @@ MemRec knobs (`memrec_memory`, `memrec_rules`, `memrec_k`, `memrec_min_users`, `
   user's own items limited to the scenario's visible history (as in MemRec's graph), top k kept;
 - synthesise runs as its fallback (categories by weighted support over the curated neighbours):
   MemRec's LM_Mem is not asked inside the tool, because the tool's own call is that synthesis;
-- rerank runs as the Vector configuration (0.25 facet match + 0.25 embedding + 0.5 collaborative
+- rerank runs as MemRec's heuristic blend fallback (0.25 facet match + 0.25 embedding + 0.5 collaborative
   signal, renormalised over the parts with signal): each candidate's score in [0, 1].
 The LLM sees the budgeted Stage R context (user memory, curated neighbour notes within
 `memrec_token_budget`, as MemRec's synthesis shows them), the facets and the candidates with their
-three Vector parts, and answers facets and per-candidate scores. Confidence = 0.6 × how full the
+three blend parts, and answers facets and per-candidate scores. Confidence = 0.6 × how full the
 curated set is (kept / `memrec_k`), 0.1 without neighbours (then no model is asked).
 
 Visibility: MemRec's graph holds training interactions only (nobody's validation or test
 interaction), so no held-out target is read; other users' notes are their latest training titles,
 not cut at the episode's time (MemRec's own rule, unlike `get_user`'s). The user's memory
 summarises their whole training history; when the scenario hides part of it (cold_user,
-evolving_*) its text is withheld from the prompt (the Vector parts and curation still use its
+evolving_*) its text is withheld from the prompt (the blend parts and curation still use its
 embedding, as MemRec's own graph does).
 """
 
@@ -66,7 +66,7 @@ SHOWN_FACETS = MAX_FACETS - 3
 WITHHELD = "(withheld: it summarises history this scenario hides)"
 """What the prompt shows instead of the user's memory when the scenario hides part of the history."""
 CANDIDATE_LINE_CHARS = 140
-"""Planned cost: characters of one candidate line (item line and the three Vector parts)."""
+"""Planned cost: characters of one candidate line (item line and the three blend parts)."""
 NEIGHBOUR_NOTE_CHARS = 100
 """Planned cost: characters of one curated neighbour's note (a user's three titles, an item's memory)."""
 USER_MEMORY_CHARS = 250
