@@ -224,7 +224,8 @@ def _model_for(task: AgentTask, context: Context) -> Any:
         output_budget(task.agent, listed_entries(task.json_schema), context),
         context.requests_per_second,
     )
-    return bind_schema(model, task.schema, task.json_schema) if model is not None else None
+    shape = context.structured_output  # json_schema, json_object, tools or auto (agents/structured_output.py)
+    return bind_schema(model, task.schema, task.json_schema, shape) if model is not None else None
 
 
 def superstep(config: RunnableConfig | None) -> int:

@@ -21,8 +21,9 @@ from world.scenarios import BENCH_SCENARIOS, WINDOW_DAYS, eligible_users, scenar
 if TYPE_CHECKING:
     from bench.protocol import Protocol
 
-Source = Literal["pools", "uniform", "mixed"]
-"""How negatives are drawn: the dataset's pools only, uniformly from unseen items, or both."""
+Source = Literal["pools", "uniform", "mixed", "retrieval"]
+"""How negatives are drawn: the dataset's pools only, uniformly from unseen items, both, or ARAG's
+retrieval stage (`--candidate-source retrieval`, which ignores the pools)."""
 
 
 @dataclass(frozen=True)
@@ -64,8 +65,11 @@ def usable_negatives(env: Environment, user_id: str, scenario: str = "classic") 
     return sum(1 for item in dict.fromkeys(fixed.candidates or ()) if item != target and item not in seen)
 
 
-def eligibility(env: Environment, scenario: str, candidates: int, mix: bool = False) -> Eligibility:
-    """The users `scenario` may evaluate with `candidates` per user, and why (see module doc)."""
+def eligibility(
+    env: Environment, scenario: str, candidates: int, mix: bool = False, retrieval: bool = False
+) -> Eligibility:
+    """The users `scenario` may evaluate with `candidates` per user, and why (see module doc);
+    `retrieval`: candidates come from the retrieval stage, so the pools do not restrict anyone."""
     cases = scenario_cases(env, scenario)  # cold_start: the users the default split drops too
     users = eligible_users(cases, scenario, env.popularity, len(env.item_ids))
     held_out = "users with a held-out target" + (
@@ -77,7 +81,9 @@ def eligibility(env: Environment, scenario: str, candidates: int, mix: bool = Fa
     ]
     pooled = pool_users(env)
     source: Source = "uniform"
-    if pooled and mix:
+    if retrieval:
+        source = "retrieval"
+    elif pooled and mix:
         source = "mixed"
     elif pooled:
         source = "pools"
@@ -98,6 +104,9 @@ def how_candidates(source: Source, candidates: int) -> str:
         "uniform": f"{negatives} sampled uniformly from the items the user never interacted with",
         "mixed": f"{negatives} from the user's pre-generated pool where the dataset has one, else sampled "
         "uniformly from unseen items (--mix-candidates)",
+        "retrieval": f"the top {candidates} items of ARAG's embedding retrieval for the user context over "
+        "the unseen catalog, the target replacing the lowest one when the retrieval missed it "
+        "(--candidate-source retrieval)",
     }[source]
 
 
@@ -105,14 +114,17 @@ def candidates_block(env: Environment, protocol: Protocol, evaluated: Iterable[s
     """metrics.json's `candidates`: how candidates were made, the eligibility steps of the run's
     scenario, eligible users under every scenario the dataset supports, and who was evaluated."""
     scenario, candidates, mix = protocol.scenario, protocol.candidates, protocol.mix_candidates
-    chosen = eligibility(env, scenario, candidates, mix)
+    retrieval = protocol.candidate_source == "retrieval"
+    chosen = eligibility(env, scenario, candidates, mix, retrieval)
     evaluated = list(evaluated)
     by_scenario = {
-        name: len(chosen.users) if name == scenario else len(eligibility(env, name, candidates, mix).users)
+        name: len(chosen.users)
+        if name == scenario
+        else len(eligibility(env, name, candidates, mix, retrieval).users)
         for name in BENCH_SCENARIOS
         if env.dataset.has_time or name not in WINDOW_DAYS
     }
-    return {
+    block: dict[str, Any] = {
         "source": chosen.source,
         "how": how_candidates(chosen.source, candidates),
         "pools": len(chosen.pooled),
@@ -122,10 +134,23 @@ def candidates_block(env: Environment, protocol: Protocol, evaluated: Iterable[s
         "evaluated": len(evaluated),
         "evaluated_with_pool": sum(1 for user in evaluated if user in chosen.pooled),
     }
+    if retrieval:  # the retrieval stage's own recall@N: how often it found the target itself
+        from bench.retrieval_candidates import retrieval_recall
+
+        split = scenario_cases(env, scenario)
+        pairs = [(user, split[user].target.item_id) for user in evaluated]
+        block[f"recall@{candidates}"] = retrieval_recall(env, pairs, candidates, scenario)
+    return block
 
 
 def describe_candidates(block: dict[str, Any]) -> str:
     """The candidates block in one paragraph (run header and report.md)."""
     steps = " → ".join(f"{step['rule']}: {step['users']:,}" for step in block["steps"])
     pooled = f", {block['evaluated_with_pool']:,} of them with the dataset's pool" if block["pools"] else ""
-    return f"candidates: {block['how']}. Eligible users: {steps}. Evaluated: {block['evaluated']:,}{pooled}."
+    recall = "".join(
+        f"; the retrieval found the target for {v:.1%} ({k})"
+        for k, v in block.items()
+        if k.startswith("recall@") and v is not None
+    )
+    evaluated = f"{block['evaluated']:,}{pooled}{recall}"
+    return f"candidates: {block['how']}. Eligible users: {steps}. Evaluated: {evaluated}."

@@ -10,6 +10,7 @@ import numpy as np
 
 from bench.candidates import sample_candidates
 from bench.eligibility import eligibility
+from bench.retrieval_candidates import retrieval_candidates
 from state.context import Context
 from world.data import natural_key
 from world.environment import Environment
@@ -36,17 +37,23 @@ class Protocol:
     """The LLM backend label (heuristic = no LLM; agents use their fallbacks)."""
     mix_candidates: bool = False
     """When the dataset ships candidate pools: also evaluate users without one (uniform negatives)."""
+    candidate_source: str = "auto"
+    """auto: the dataset's pools where it ships them, else uniform negatives; retrieval: ARAG's recall
+    stage (bench/retrieval_candidates.py)."""
     knobs: tuple[tuple[str, Any], ...] = ()
     """The run's `--set NAME=VALUE` knobs, parsed (bench/knob_settings.py), in the order given."""
 
     def as_dict(self) -> dict[str, object]:
         """The protocol as written to metrics.json and results.jsonl (`mix_candidates` only when
-        set and the knobs as `set` only when given, so logs written before the options existed
-        still resume, and a resumed run with other --set values is refused)."""
+        set, `candidate_source` only when not auto, and the knobs as `set` only when given, so logs
+        written before the options existed still resume, and a resumed run with other --set values
+        is refused)."""
         fields = asdict(self)
         del fields["knobs"]
         if not self.mix_candidates:
             del fields["mix_candidates"]
+        if self.candidate_source == "auto":
+            del fields["candidate_source"]
         if self.knobs:
             fields["set"] = dict(self.knobs)
         return fields
@@ -82,7 +89,8 @@ def plan_cases(env: Environment, protocol: Protocol) -> list[EvalCase]:
     """The users under test (a seeded sample of eligible users) with their candidates."""
     check_protocol(protocol)
     check_scenario(protocol.scenario, env.dataset.has_time)
-    chosen = eligibility(env, protocol.scenario, protocol.candidates, protocol.mix_candidates)
+    retrieval = protocol.candidate_source == "retrieval"
+    chosen = eligibility(env, protocol.scenario, protocol.candidates, protocol.mix_candidates, retrieval)
     eligible = chosen.users
     if not eligible:
         why = "; ".join(f"{step.rule}: {step.users}" for step in chosen.steps)
@@ -103,6 +111,14 @@ def plan_cases_for(env: Environment, protocol: Protocol, users: list[str]) -> li
             raise ProtocolError(f"user {user_id!r} has too few interactions to hold one out")
         target = split[user_id].target.item_id
         fixed = presplit.get(user_id)
+        if protocol.candidate_source == "retrieval":  # ARAG's recall stage (bench/retrieval_candidates.py)
+            shown, others = env.history(user_id, protocol.scenario), env.interacted(user_id) - {target}
+            retrieved = retrieval_candidates(
+                env, user_id=user_id, target=target, n=protocol.candidates, history=shown, interacted=others,
+                seed=protocol.seed,
+            )  # fmt: skip
+            cases.append(EvalCase(user_id, target, retrieved.candidates))
+            continue
         candidates = sample_candidates(
             user_id=user_id,
             target=target,

@@ -86,6 +86,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="when the dataset ships candidate pools for some users, also evaluate the others with "
         "uniformly sampled negatives (default: only users with a pool)",
     )
+    bench.add_argument(
+        "--candidate-source",
+        choices=("auto", "retrieval"),
+        default="auto",
+        help="auto: the dataset's candidate pools where it ships them, else uniformly sampled negatives; "
+        "retrieval: ARAG's recall stage, the top N of an embedding retrieval over the unseen catalog for "
+        "the user context (the target replaces the lowest item when missed; metrics.json reports the "
+        "retrieval's own recall@N)",
+    )
     add_dataset_options(bench)
     add_set_option(bench)
     add_fallback_options(bench)

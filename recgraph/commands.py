@@ -58,6 +58,7 @@ def protocol_from_args(args: argparse.Namespace, llm: str, knobs: KnobSettings |
         users=args.users,
         llm=llm,
         mix_candidates=getattr(args, "mix_candidates", False),
+        candidate_source=getattr(args, "candidate_source", "auto"),
         knobs=tuple(knobs.given.items()) if knobs is not None else (),
     )
 

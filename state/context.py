@@ -102,6 +102,14 @@ class Context:
             "flat: max_output_tokens for every agent."
         },
     )
+    structured_output: Literal["auto", "json_schema", "json_object", "tools"] = field(
+        default="auto",
+        metadata={
+            "description": "How requests ask for JSON: response_format json_schema, json_object (schema "
+            "in the prompt) or a forced tool call; auto: json_schema until an endpoint refuses it with "
+            "HTTP 400, then the next for that endpoint (agents/structured_output.py)."
+        },
+    )
     seed: int = field(
         default=0,
         metadata={"description": "Seed for anything random a method does (random baseline, BPR)."},

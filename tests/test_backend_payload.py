@@ -74,7 +74,7 @@ def test_backend_model_keeps_chat_openai_run_name_and_cache_key() -> None:
                        max_retries=0, temperature=0.0, max_tokens=512)
     assert isinstance(ours, untransformed_chat_openai()) and ours.get_name() == "ChatOpenAI"
     assert ours._get_llm_string() == plain._get_llm_string()
-    bound = bind_schema(ours, RankedList)
+    bound, _ = bind_schema(ours, RankedList).request("json_schema", MESSAGES)
     assert bound.kwargs["extra_body"]["response_format"]["json_schema"]["name"] == "RankedList"
 
 

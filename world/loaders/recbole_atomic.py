@@ -13,6 +13,8 @@ TITLE_FIELDS = ("title", "movie_title", "name", "item_name")
 CATEGORY_FIELDS = ("categories", "category", "class", "genre", "genres")
 YEAR_FIELDS = ("release_year", "year")
 DESCRIPTION_FIELDS = ("description", "desc", "summary")
+REVIEW_FIELDS = ("review", "review_text", "reviewText", "text")
+"""Columns of a `.inter` file read as the interaction's review text, first present wins."""
 
 
 def split_categories(raw: str) -> tuple[str, ...]:
@@ -69,7 +71,7 @@ def load_interactions(path: Path, items: dict[str, Item]) -> tuple[list[Interact
             timestamp = float(line)
         rating = parse_float(path, line, "rating", row["rating"]) if row.get("rating") else None
         interactions.append(
-            Interaction(row["user_id"], item_id, timestamp, rating, row.get("review") or None)
+            Interaction(row["user_id"], item_id, timestamp, rating, first_present(row, REVIEW_FIELDS) or None)
         )
     if not interactions:
         raise DataFormatError(path, None, "no interactions")

@@ -1,0 +1,108 @@
+"""The `retrieval` candidate source (ARAG's recall stage I⁰) on a tiny catalog with hand-made vectors:
+the top N for the user context, the target swapped in for the lowest item when missed, recall@N,
+seeded order, and a query that reads only what the scenario shows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from bench.eligibility import candidates_block, describe_candidates
+from bench.protocol import Protocol, plan_cases, plan_cases_for
+from bench.retrieval_candidates import recall_set, retrieval_candidates, retrieval_recall
+from world.environment import Environment, get_environment
+
+# tiny (tests/conftest.py): u1 sees 1, 6, 3 (target 4); u2 sees 1, 3 (target 6); one session each.
+VECTORS = {"1": (1, 0, 0), "2": (1, 0, 0), "3": (1, 0, 0), "4": (0, 1, 0), "5": (0.8, 0.6, 0), "6": (1, 0, 0)}
+
+
+@pytest.fixture
+def tiny(tiny_dataset_dir: Path, monkeypatch: Any) -> Environment:
+    env = get_environment(str(tiny_dataset_dir))
+    matrix = np.array([VECTORS[item] for item in env.item_ids], dtype=np.float64)
+    monkeypatch.setattr(env, "item_vectors", lambda: matrix)
+    return env
+
+
+def candidates_of(env: Environment, user: str, n: int = 2, seed: int = 0) -> Any:
+    target = env.cases[user].target.item_id
+    return retrieval_candidates(
+        env, user_id=user, target=target, n=n, history=env.history(user),
+        interacted=env.interacted(user) - {target}, seed=seed,
+    )  # fmt: skip
+
+
+def test_top_n_for_the_user_context_over_the_unseen_catalog(tiny: Environment) -> None:
+    """u2 (query along axis 0): unseen 2, 4, 5, 6 score 1, 0, 0.8, 1; the top 2 are 2 and the
+    target 6 (ties in catalog order): found by the retrieval itself."""
+    assert recall_set(tiny, "u2", tiny.history("u2"), 2, {"1", "3"}) == ["2", "6"]
+    got = candidates_of(tiny, "u2")
+    assert sorted(got.candidates) == ["2", "6"] and got.recalled
+
+
+def test_a_missed_target_replaces_the_lowest_retrieved_item(tiny: Environment) -> None:
+    """u1: unseen 2, 4, 5 score 1, 0, 0.8; retrieval takes 2 and 5 and misses the target 4, which
+    replaces 5 (the lowest)."""
+    assert recall_set(tiny, "u1", tiny.history("u1"), 2, {"1", "6", "3"}) == ["2", "5"]
+    got = candidates_of(tiny, "u1")
+    assert sorted(got.candidates) == ["2", "4"] and not got.recalled
+
+
+def test_recall_at_n_is_the_share_of_targets_the_retrieval_found(tiny: Environment) -> None:
+    """recall@2 over u1 (missed) and u2 (found) is 1/2, in metrics.json's candidates block."""
+    assert retrieval_recall(tiny, [("u1", "4"), ("u2", "6")], 2, "classic") == 0.5
+    protocol = Protocol(dataset=tiny.dataset.source, candidates=2, users=2, candidate_source="retrieval")
+    block = candidates_block(tiny, protocol, ["u1", "u2"])
+    assert block["source"] == "retrieval" and block["recall@2"] == 0.5
+    assert "50.0% (recall@2)" in describe_candidates(block)
+    assert protocol.as_dict()["candidate_source"] == "retrieval"
+    assert "candidate_source" not in Protocol(dataset="x").as_dict()  # old logs still resume
+
+
+def test_every_case_holds_the_target_and_the_order_is_seeded(tiny: Environment) -> None:
+    protocol = Protocol(dataset=tiny.dataset.source, candidates=3, users=2, candidate_source="retrieval")
+    cases = plan_cases_for(tiny, protocol, ["u1", "u2"])
+    for case in cases:
+        assert case.target in case.candidates and len(set(case.candidates)) == 3
+        assert not (tiny.interacted(case.user_id) - {case.target}) & set(case.candidates)
+    assert cases == plan_cases_for(tiny, protocol, ["u1", "u2"])
+    orders = {tuple(candidates_of(tiny, "u2", 3, seed).candidates) for seed in range(8)}
+    assert len(orders) > 1  # shuffled by the seed, not left in retrieval order
+
+
+def test_the_query_reads_only_what_the_scenario_shows() -> None:
+    """cold_user shows a user's last 3 items: changing the vectors of the hidden older history moves
+    nothing, while under classic (where they are visible) it does."""
+    env = get_environment("ml-100k")
+    user = "1"
+    target = env.cases[user].target.item_id
+    visible = set(env.history(user, "cold_user"))
+    hidden = [i for i in env.history(user) if i not in visible]
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=(len(env.item_ids), 8))
+    moved = base.copy()
+    for item in hidden:
+        moved[env.item_index[item]] = rng.normal(size=8) * 5
+
+    def draw(vectors: np.ndarray, scenario: str) -> list[str]:
+        normalised = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+        env.item_vectors = lambda: normalised  # type: ignore[method-assign]
+        try:
+            return retrieval_candidates(
+                env, user_id=user, target=target, n=10, history=env.history(user, scenario),
+                interacted=env.interacted(user) - {target}, seed=0,
+            ).candidates  # fmt: skip
+        finally:
+            del env.item_vectors
+
+    assert draw(base, "cold_user") == draw(moved, "cold_user")
+    assert draw(base, "classic") != draw(moved, "classic")
+
+
+def test_plan_cases_ignores_pools_and_keeps_every_user(tiny: Environment) -> None:
+    protocol = Protocol(dataset=tiny.dataset.source, candidates=2, users=10, candidate_source="retrieval")
+    users = [case.user_id for case in plan_cases(tiny, protocol)]
+    assert users == ["u1", "u2", "u3"]
