@@ -57,11 +57,12 @@ BUDGETS: Mapping[str, Budget] = {
         "1000 at N=10, the authors' allowance, and 80 more per candidate",
     ),
     "propagate": Budget(
-        300,
-        70,
+        350,
+        220,
         least=1000,
-        why="Stage W answers ~700 tokens (Table 8); the authors allow 1000; beyond 10 "
-        "offered neighbours, room for one bounded update (~200 characters) per neighbour",
+        why="Stage W answers ~700 tokens (Table 8); the authors allow 1000; the user and item memories "
+        "(<=600 characters each) and, per offered neighbour, its whole rewritten memory (<=600) and a "
+        "reason (<=200): what the prompt lets a model write",
     ),
     "initialise": Budget(512, why="one memory of at most 600 characters"),
     "memrec_rule_writer": Budget(1500, why="a rule set as JSON (what `recgraph memrec rules` asked for)"),

@@ -30,8 +30,8 @@ DEFAULT = Context()
         ("rerank", 20, 1800),  # 200 + 80 * 20
         ("rerank", 3, 512),  # 200 + 240 = 440, below the context's floor of 512
         ("synthesise", 0, 1000),  # Stage R: the authors' 1000
-        ("propagate", 4, 1000),  # Stage W: at least the authors' 1000
-        ("propagate", 16, 1420),  # 300 + 70 * 16
+        ("propagate", 2, 1000),  # Stage W: at least the authors' 1000 (350 + 440 = 790)
+        ("propagate", 16, 3870),  # 350 + 220 * 16: sixteen rewritten neighbour memories
         ("nli", 15, 1000),  # ARAG batched NLI: 100 + 60 * 15
         ("nli", 1, 512),  # per-item NLI: 160, floor 512
         ("item_ranker", 20, 1350),  # 150 + 60 * 20
@@ -60,7 +60,7 @@ def test_every_budget_says_why_and_baseline_rankers_share_one() -> None:
     assert all(budget.why for budget in BUDGETS.values())
     assert budget_of("vanilla_llm_ranker") is budget_of("vanilla_rag_ranker")
     assert budget_of("item_ranker") is BUDGETS["item_ranker"]  # ARAG's, not the baselines'
-    assert BUDGETS["propagate"].formula() == "max(1000, 300 + 70·n)"
+    assert BUDGETS["propagate"].formula() == "max(1000, 350 + 220·n)"
     assert BUDGETS["synthesise"].formula() == "1000"
 
 
