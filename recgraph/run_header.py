@@ -4,14 +4,22 @@ On a terminal a paragraph longer than the console is broken between its sentence
 longer than a line is broken between words, never beside a `→` ("943 → classic keeps" stays
 together), its continuation indented by two spaces. Anywhere else (a log file, CI, a pipe) lines
 are written whole: a reader's pager or editor wraps them, and a log line is not cut in two.
+
+`dataset_notes` adds the lines some methods have about the dataset itself, once per run (e.g. the
+MemRec curation rules that read a field the dataset lacks).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.text import Text
+
+if TYPE_CHECKING:
+    from world.environment import Environment
 
 SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
 """Where one sentence ends and the next begins."""
@@ -19,6 +27,9 @@ WORD_BREAK = re.compile(r"(?<!→)\s+(?!→)")
 """A space a line may break at: between words, but not next to an arrow."""
 CONTINUATION = "  "
 """Indent of a paragraph's continuation lines."""
+DATASET_NOTES = ("agents.memrec.rule_fields:curation_notes",)
+"""Hooks "module:function", each `(env, {method: its context}) -> lines`: what the run's dataset
+cannot feed the selected methods, said once in the header (empty list: nothing to say)."""
 
 
 def pieces(text: str, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
@@ -73,3 +84,10 @@ def print_header(console: Console, markup: str) -> None:
         for number, (start, end) in enumerate(line_spans(line.plain, console.width)):
             piece = line[start:end]
             console.print(Text(CONTINUATION) + piece if number else piece, soft_wrap=True)
+
+
+def dataset_notes(env: Environment, contexts: Mapping[str, Any]) -> list[str]:
+    """Every `DATASET_NOTES` hook's lines for this run (`contexts`: each selected method's context)."""
+    from graphs.registry import resolve
+
+    return [line for hook in DATASET_NOTES for line in resolve(hook)(env, contexts)]

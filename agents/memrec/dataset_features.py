@@ -1,5 +1,6 @@
 """The part of MemRec's feature index that depends on the dataset only (not on a memory-graph file):
-recency-weighted edge weights, category distributions, item vectors and node ids. Built once per
+recency-weighted edge weights, the edges' clock (timestamps, or order read in days on order-only
+data: agents/memrec/order_clock.py), category distributions, item vectors and node ids. Built once per
 process and dataset and shared by every `FeatureIndex` (a method and each ablation has its own
 memory file), so a bench run can build it before the warm-up starts (graphs/memrec/preload.py).
 """
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
+from agents.memrec.order_clock import EdgeClock, edge_clock
 from tools.memrec.adjacency import shared_adjacency
 from tools.memrec.graph import item_node, user_node
 from world.environment import Environment
@@ -64,6 +66,8 @@ class DatasetFeatures:
     """Training interactions per user (float)."""
     edge_weight: np.ndarray
     """Recency-weighted strength of each user->item edge (user-major adjacency order)."""
+    clock: EdgeClock
+    """Each edge's time as recency_days reads it (order-only data: positions at the median pace)."""
     categories: list[str]
     """Category names, most frequent first (columns of the distributions)."""
     item_categories: np.ndarray
@@ -98,6 +102,7 @@ def build_dataset_features(env: Environment) -> DatasetFeatures:
         x=x,
         degree=np.diff(graph.user_ptr).astype(np.float64),
         edge_weight=strength * 0.5 ** (later / RECENCY_HALF_LIFE_ITEMS),
+        clock=edge_clock(env.dataset.has_time, graph, later),
         categories=names,
         item_categories=item_categories,
         item_dist=normalise_rows(item_categories),

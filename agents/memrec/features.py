@@ -10,7 +10,8 @@ sharing at least one of them (2 hops). Each neighbour gets the five `FEATURES` (
   memory file of a dataset). Item neighbours take their edge's value; a user
   neighbour v takes the recency-weighted cosine sum_{i shared} w(u, i) / sqrt(|I_u| |I_v|).
 - recency_days: days between the neighbour's interaction (an item: u's interaction with it; a
-  user: v's latest interaction with a shared item) and u's latest training interaction.
+  user: v's latest interaction with a shared item) and u's latest training interaction. Without
+  timestamps, positions read in days at the dataset's median pace (agents/memrec/order_clock.py).
 - co_interaction_count: users: items shared with u; items: co-occurrences with the candidates,
   i.e. over other users, the sum of (has the item) x (number of candidates they interacted with).
 - metadata_overlap_score: 0.5 * Ruzicka(d_n, d_candidates) + 0.5 * Ruzicka(d_n, d_u), where d are
@@ -34,6 +35,7 @@ import numpy as np
 
 from agents.memrec.dataset_features import dataset_features
 from agents.memrec.feature_math import dot_rows, overlap
+from agents.memrec.order_clock import SECONDS_PER_DAY
 from agents.memrec.user_vectors import UserVectors, user_vectors
 from agents.memrec.vector_store import load_vectors, rows_digest, save_vectors
 from tools.memrec.graph import MemoryGraph, user_node
@@ -44,8 +46,7 @@ from world.vector_memo import embed_batch
 CURATION_NEEDS = {"metadata_overlap_score": "categories", "recency_days": "timestamps"}
 """Curation features and the dataset field each needs: without categories metadata_overlap_score is
 0 for every neighbour (memory_similarity_score, MiniLM over titles and memories, remains); without
-timestamps recency_days compares interaction positions (edge_weight's recency counts items anyway)."""
-SECONDS_PER_DAY = 86400.0
+timestamps recency_days reads interaction order in days (agents/memrec/order_clock.py)."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,7 @@ class FeatureIndex:
         self.env, self.graph = env, graph
         shared = dataset_features(env)
         self.x, self.degree, self.edge_weight = shared.x, shared.degree, shared.edge_weight
+        self.clock = shared.clock
         self.categories, self.item_categories = shared.categories, shared.item_categories
         self.item_dist, self.user_dist = shared.item_dist, shared.user_dist
         self.item_vectors = shared.item_vectors
@@ -183,10 +185,10 @@ def feature_index(env: Environment, memory: str = "") -> FeatureIndex:
 
 
 def _own_edges(index: FeatureIndex, u: int, visible: Sequence[str] | None) -> tuple[np.ndarray, ...]:
-    """User u's training edges (items, times, edge weights), limited to `visible` items when given."""
+    """User u's training edges (items, clock times, edge weights), limited to `visible` items when given."""
     graph = index.graph
     lo, hi = graph.user_ptr[u], graph.user_ptr[u + 1]
-    items, times, ew = graph.user_items[lo:hi], graph.user_item_times[lo:hi], index.edge_weight[lo:hi]
+    items, times, ew = graph.user_items[lo:hi], index.clock.user_times[lo:hi], index.edge_weight[lo:hi]
     if visible is not None:
         keep = np.isin(items, [index.env.item_index[i] for i in visible if i in index.env.item_index])
         items, times, ew = items[keep], times[keep], ew[keep]
@@ -225,7 +227,7 @@ def neighbour_features(
     lengths = ends - starts
     group = np.repeat(np.arange(len(items)), lengths)
     flat = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
-    who, when = graph.item_users[flat], graph.item_user_times[flat]
+    who, when = graph.item_users[flat], index.clock.item_times[flat]
     cand_cols = np.array([env.item_index[c] for c in candidates], dtype=np.int64)
     c_lengths = graph.item_ptr[cand_cols + 1] - graph.item_ptr[cand_cols]
     c_flat = np.repeat(graph.item_ptr[cand_cols] - np.cumsum(c_lengths) + c_lengths, c_lengths)

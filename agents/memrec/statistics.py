@@ -1,4 +1,5 @@
-"""Domain statistics LM_Mem reads before writing a domain's curation rules."""
+"""Domain statistics LM_Mem reads before writing a domain's curation rules, including how recency_days
+is measured on this dataset and which features it cannot feed (so no rule leans on a constant)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,11 @@ from statistics import median
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from agents.memrec.features import CURATION_NEEDS
+from agents.memrec.order_clock import ORDER_HORIZON_DAYS, median_pace
+from tools.memrec.adjacency import shared_adjacency
+from world.shape import FIELDS, environment_fields
 
 if TYPE_CHECKING:
     from world.environment import Environment
@@ -35,4 +41,29 @@ def domain_statistics(env: Environment) -> dict[str, Any]:
         "mean_history_length": float(np.mean(lengths)) if lengths else 0.0,
         "median_history_length": float(median(lengths)) if lengths else 0.0,
         "time_span_days": (max(times) - min(times)) / 86400 if times and env.dataset.has_time else None,
+        "recency_days": recency_words(env),
+        "unavailable_features": unavailable_features(env),
     }
+
+
+def recency_words(env: Environment) -> str:
+    """What recency_days measures on this dataset: days between timestamps, or positions read in
+    days at the median pace (agents/memrec/order_clock.py)."""
+    if env.dataset.has_time:
+        return "days between interaction timestamps"
+    pace = median_pace(np.diff(shared_adjacency(env).user_ptr).astype(np.float64))
+    return (
+        f"no timestamps: interaction order read in days, one position = {1.0 / pace:.1f} days (the "
+        f"median user's training history taken as {ORDER_HORIZON_DAYS:g} days)"
+    )
+
+
+def unavailable_features(env: Environment) -> list[str]:
+    """The curation features this dataset cannot feed, with why (e.g. "metadata_overlap_score: no
+    item categories, 0 for every neighbour"); recency_days is approximated, not listed."""
+    present = environment_fields(env)
+    return [
+        f"{feature}: {FIELDS[field]}, 0 for every neighbour"
+        for feature, field in CURATION_NEEDS.items()
+        if field not in present and feature != "recency_days"
+    ]

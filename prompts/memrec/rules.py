@@ -28,7 +28,9 @@ RULE_WRITER = ChatPromptTemplate.from_messages(
             "- memory_similarity_score: similarity of the neighbour's memory to the user's (0-1)\n\n"
             "Write 3 to 5 rules suited to these statistics (e.g. how fast interest decays given "
             "the time span, how much to trust co-interactions given the density, when category "
-            "overlap matters). Each rule has an id, a name, optional conditions "
+            "overlap matters). The statistics say how recency_days is measured here; a feature "
+            "they list as unavailable is the same for every neighbour, so no rule should rely on "
+            "it. Each rule has an id, a name, optional conditions "
             "(feature, op one of < <= > >= == !=, value) and one or more effects: multiplier "
             "(value), boost (value), decay (feature with half_life in the feature's units) or "
             "penalty (value between 0 and 1). Use name '{dataset}-llm' and domain '{dataset}'.",

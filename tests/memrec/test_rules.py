@@ -262,6 +262,8 @@ def test_domain_statistics_by_hand(tiny_dataset_dir: Path) -> None:
     }
     assert stats["mean_history_length"] == pytest.approx(5 / 3) and stats["median_history_length"] == 2.0
     assert stats["time_span_days"] == pytest.approx(300 / 86400)
+    assert stats["recency_days"] == "days between interaction timestamps"
+    assert stats["unavailable_features"] == []
 
 
 @pytest.mark.perf
