@@ -65,7 +65,7 @@ def protocol_from_args(args: argparse.Namespace, llm: str, knobs: KnobSettings |
 
 def bench(args: argparse.Namespace) -> int:
     """`recgraph bench`: run methods on one protocol and write the four report files."""
-    from graphs.registry import parse_methods
+    from graphs.registry import method_context, parse_methods
 
     methods = parse_methods(args.methods)  # first: a misspelt name is refused before heavy imports
     from bench.knob_settings import knob_settings
@@ -89,7 +89,7 @@ def bench(args: argparse.Namespace) -> int:
     from recgraph.bench_progress import bench_progress
     from recgraph.fallback_options import fallback_check
     from recgraph.llm_session import context_from_args, llm_session
-    from recgraph.run_header import print_header
+    from recgraph.run_header import dataset_notes, print_header
     from world.environment import get_environment
     from world.errors import ProtocolError
     from world.results_log import ResultsLog
@@ -121,6 +121,9 @@ def bench(args: argparse.Namespace) -> int:
     print_header(console, escape(describe_candidates(candidates)))
     if knobs.given:  # which methods each --set reached
         print_header(console, escape(knobs.describe()))
+    contexts = {m: knobs.apply(m, method_context(m, context_from_args(args))) for m in methods}
+    for line in dataset_notes(env, contexts):  # e.g. MemRec rules reading a field the data lacks
+        print_header(console, escape(line))
     if plans_paid_calls(args.llm):  # said before a paid backend starts, so the run can be stopped
         pending = {m: sum(1 for c in cases if c.user_id not in log.done(m)) for m in methods}
         rows = planned_calls(methods, pending, context_from_args(args), protocol.candidates)
