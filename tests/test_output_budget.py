@@ -144,3 +144,15 @@ def test_truncated_answers_from_the_simulator_reach_metrics_json(tmp_path: Path)
     assert row["truncated_by_agent"] == {"vanilla_llm_ranker": row["truncated_answers"]}
     lines = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert sum(r.get("truncated", {}).get("vanilla_llm_ranker", 0) for r in lines) == row["truncated_answers"]
+
+
+def test_every_agent_in_the_code_has_a_budget_entry_or_is_named_as_taking_the_floor() -> None:
+    """A new agent must be placed in the table (or here, on purpose, at the floor)."""
+    import re
+
+    root = Path(__file__).resolve().parents[1] / "agents"
+    text = "\n".join(path.read_text(encoding="utf-8") for path in root.rglob("*.py"))
+    names = set(re.findall(r'agent="([a-z_]+)"', text)) | set(re.findall(r'^AGENT = "([a-z_]+)"', text, re.M))
+    at_the_floor = {"planner"}  # ChainRec's planner: a short plan (its tool agents size their own context)
+    assert sorted(names - set(BUDGETS) - at_the_floor) == []
+    assert sorted(set(BUDGETS) - names) == []  # no entry for an agent that no longer exists
