@@ -1,4 +1,4 @@
-"""MemRec as its paper describes it (issue 35): LLM ReRank ranks by the model's scores alone, the Vector
+"""MemRec as its paper describes it: LLM ReRank ranks by the model's scores alone, the Vector
 configuration is MiniLM cosine of facets and candidate memories only, and Stage W reads the Stage R
 facets and the curated N'_k and rewrites neighbour memories. Each of these tests fails on the code
 before the change (CF tie-break and fill-in, a half-collaborative "Vector", a facet-less write that
