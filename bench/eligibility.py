@@ -72,11 +72,8 @@ def eligibility(
     `retrieval`: candidates come from the retrieval stage, so the pools do not restrict anyone."""
     cases = scenario_cases(env, scenario)  # cold_start: the users the default split drops too
     users = eligible_users(cases, scenario, env.popularity, len(env.item_ids))
-    held_out = "users with a held-out target" + (
-        " (split down to 2 interactions)" if cases is not env.cases else ""
-    )
     steps = [
-        Step(held_out, len(cases)),
+        Step("users with a held-out target", len(env.cases)),
         Step(scenario_rule(scenario, env.popularity, len(env.item_ids)), len(users)),
     ]
     pooled = pool_users(env)

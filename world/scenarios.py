@@ -101,7 +101,10 @@ def scenario_rule(scenario: str, popularity: Mapping[str, int], n_items: int) ->
         return f"cold_user keeps every split user (it shows only their last {COLD_USER_ITEMS} items)"
     if scenario == "cold_start":
         sizes = " or ".join(str(n) for n in COLD_START_SIZES)
-        return f"cold_start keeps users with {sizes} interactions in all, the test target included"
+        return (
+            f"cold_start keeps users with {sizes} interactions in all, the test target included (for it "
+            "the split goes down to 2 interactions)"
+        )
     return f"{scenario} keeps every split user"
 
 
