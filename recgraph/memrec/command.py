@@ -99,9 +99,9 @@ def feedback(args: argparse.Namespace) -> int:
     console.print(f"backend: {describe_backend(args.llm)}")
     for message in output["trace"]:
         console.print(escape(f"{message['role']}: {message['content']}"))
-    usage = output["usage"][0]
+    usage = output["usage"][-1]  # the write; [0] is its Stage R synthesis
     console.print(
-        f"LM_Mem ({usage['source']}): calls {usage['calls']}, input tokens {usage['input_tokens']}, "
+        f"LM_Mem write ({usage['source']}): calls {usage['calls']}, input tokens {usage['input_tokens']}, "
         f"output tokens {usage['output_tokens']}, repairs {usage['repair_kinds'] or 0}, "
         f"failed attempts {usage['errors'] or 0}"
     )
