@@ -72,9 +72,7 @@ def neighbourhood_view(
         found = empty_curation()
     facets = category_facets(index, found, user_id, ctx.memrec_facets, visible)
     records = [facet.model_dump() for facet in facets.facets]
-    scores, parts = blend_scores(
-        index, found, user_id, candidates, records, visible, index.updated_vectors()
-    )
+    scores, parts = blend_scores(index, found, user_id, candidates, records, visible, index.updated_vectors())
     items = [node for node, is_item in zip(found.node_ids, found.is_item, strict=True) if is_item]
     nodes = [*items, *(item_node(c) for c in candidates), user_node(user_id)]
     texts = {node: text for node, (text, _) in index.graph.memories(nodes).items()}
