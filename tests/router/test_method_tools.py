@@ -54,14 +54,15 @@ def check_fallback(fetched: Fetched, candidates: list[str]) -> dict[str, float]:
     return {e.item_id: e.score for e in items}
 
 
-def test_memory_neighbourhood_scores_are_memrecs_vector_ranker() -> None:
+def test_memory_neighbourhood_scores_are_memrecs_heuristic_blend() -> None:
     ctx, candidates = RouterContext(), ml_candidates()
     fetched = mn.memory_neighbourhood(episode(ctx, USER, candidates))
     scores = check_fallback(fetched, candidates)
     again = mn.memory_neighbourhood(episode(ctx, USER, candidates))
     assert again.fallback == fetched.fallback and again.data == fetched.data
-    vector = replace(ctx, memrec_ranker="vector")
-    out = memrec_graph.invoke({"user_id": USER, "candidates": candidates}, context=vector)
+    # MemRec's rerank on the heuristic backend answers with its heuristic blend fallback.
+    blend = replace(ctx, memrec_ranker="llm", llm="heuristic")
+    out = memrec_graph.invoke({"user_id": USER, "candidates": candidates}, context=blend)
     assert scores == pytest.approx({c: round(s, 4) for c, s in out["scores"].items()}, abs=1e-9)
     assert fetched.needed and fetched.stats["curated_neighbours"] == ctx.memrec_k
     target = candidates[0]
