@@ -1,11 +1,16 @@
 """Memory creation (Eq. 2): the extractor ("mem" role) turns one window of w consecutive training
 items into an abstract pattern p = {behavior_explanation, pattern_description}.
 
-Validation: a pattern must not name an item. Every title of the window (also without its
-"(year)" suffix and with a trailing ", The"-style article moved to the front) and every
-brand/author/artist-like attribute is searched for, case-insensitively on word boundaries; a hit
-is replaced by "one such item" and counted as a `named_item` repair. Fields are cut to
-`amem4rec_memory_chars` (`memory_cut`). Fallback: `patterns.fallback_pattern` (window statistics).
+Validation, the paper's rule (Appendix A): the behaviour explanation must not name an item; the
+pattern description may, where an item stands for a general sequence or co-occurrence. In the
+behaviour explanation every title of the window (also without its "(year)" suffix and with a
+trailing ", The"-style article moved to the front) and every brand/author/artist-like attribute is
+searched for, case-insensitively on word boundaries; a hit is replaced by "one such item" and
+counted as a `named_item` repair. Fields are cut to `amem4rec_memory_chars` (`memory_cut`).
+
+Fallback: `patterns.fallback_pattern` (window statistics, never a name). It is the heuristic
+backend's answer (no model: the template is the extraction); after a FAILED call under a model
+backend the training graph stores nothing for the window (graphs/amem4rec/train_graph.py).
 """
 
 from __future__ import annotations
@@ -64,18 +69,24 @@ def scrub_names(text: str, names: Sequence[str]) -> tuple[str, int]:
     return text, hits
 
 
+NAME_FREE_FIELDS = ("behavior_explanation",)
+"""Fields where an item name is removed (the pattern description may name items: Appendix A)."""
+
+
 def validate_extraction(
     answer: PatternExtraction, names: Sequence[str], chars: int
 ) -> tuple[PatternExtraction, list[str]]:
-    """Remove item names, bound both fields; `InvalidAnswer` when a field is empty."""
+    """Remove item names from the behaviour explanation, bound both fields; `InvalidAnswer` when a
+    field is empty."""
     repairs: list[str] = []
     fields = {}
     for field in ("behavior_explanation", "pattern_description"):
         text = " ".join(getattr(answer, field).split())
         if not text:
             raise InvalidAnswer(f"'{field}' is empty", SCHEMA_INVALID)
-        text, hits = scrub_names(text, names)
-        repairs += ["named_item"] * hits
+        if field in NAME_FREE_FIELDS:
+            text, hits = scrub_names(text, names)
+            repairs += ["named_item"] * hits
         if len(text) > chars:
             repairs.append(MEMORY_CUT)
             text = cut_text(text, chars)

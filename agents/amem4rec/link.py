@@ -1,6 +1,9 @@
 """The semantic validator (Eq. 8): the linker ("mem" role) reads the new pattern and the memories
-the similarity validator offered and says which of them to link; ids are constrained to the
-offered ones (an enum in the JSON schema; unknown and repeated ids are dropped as repairs).
+the similarity validator offered and either links some of them or answers "store separately"
+(`should_link` false: the paper's second outcome; the training graph then evolves nothing and stores
+the new memory even under UPDATE only). Ids are constrained to the offered ones (an enum in the JSON
+schema; unknown and repeated ids are dropped as repairs); `should_link` true with no offered id
+left is rejected (the model is asked again), since linking nothing is the other outcome.
 
 Fallback — and the `amem4rec_semantic=False` ablation — is the similarity validator alone: link every
 offered memory.
@@ -11,18 +14,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agents.base import AgentTask
+from agents.base import AgentTask, InvalidAnswer
 from agents.validation import constrained_schema, keep_known_unique
 from prompts import amem4rec as prompts
 from state.amem4rec.schemas import LinkDecision
 
 
 def validate_links(answer: LinkDecision, offered: Sequence[str]) -> tuple[LinkDecision, list[str]]:
-    """Keep offered ids once each, in the answer's order; `should_link` false links nothing."""
+    """Keep offered ids once each, in the answer's order; `should_link` false links nothing (store
+    separately); `InvalidAnswer` when `should_link` is true but no offered id is listed."""
     found, repairs = keep_known_unique(
         answer.linked_thought_ids, set(offered), key=lambda raw: str(raw).strip(), keep=lambda i, _: i
     )
     kept = list(found)
+    if answer.should_link and not kept:
+        raise InvalidAnswer("'should_link' is true but 'linked_thought_ids' names no offered id")
     if not answer.should_link and kept:
         repairs.append("links_without_should_link")
         kept = []

@@ -22,6 +22,10 @@ from typing import Literal
 Action = Literal["store_only", "update_and_store", "update_only"]
 """The three memory-management strategies (and the graph's three branch nodes)."""
 ACTIONS: tuple[Action, ...] = ("store_only", "update_and_store", "update_only")
+SKIPPED = "skipped"
+"""A window's outcome when its extraction call failed under a model backend: nothing stored or evolved."""
+OUTCOMES = (*ACTIONS, SKIPPED)
+"""What a training window's ledger row can record: one of Eq. 7's strategies, or skipped."""
 EPSILON = 1e-9
 
 

@@ -1,20 +1,24 @@
 """AMEM4Rec training (Algorithm 1) as a LangGraph state machine: one invocation = one window.
 
-    START -> validate_window -> extract -> similarity_validator
-          -(route_policy: Eq. 7)-> store_only | update_and_store | update_only
+    START -> validate_window -> extract -(route_extraction)-> similarity_validator | commit
+    similarity_validator -(route_policy: Eq. 7)-> store_only | update_and_store | update_only
     store_only -> commit
     update_and_store | update_only -> semantic_validator -(route_links)-> evolve | commit
     evolve -> commit -> END
 
 - validate_window: the window is `amem4rec_window` consecutive items of the user's training history;
-- extract (role "mem"): p = {behavior_explanation, pattern_description}, no item names;
+- extract (role "mem"): p = {behavior_explanation, pattern_description}, no item names in the
+  behaviour; under the heuristic backend the template pattern; when a model backend's call FAILED
+  (after its retries) the window is `skipped`: straight to commit, which stores nothing;
 - similarity_validator (no LLM): e = Encode(p), top-|L| pool memories by cosine, Eq. 7;
 - store_only / update_and_store / update_only: the policy's branches (doUpdate, doStore);
-- semantic_validator (role "mem"): which offered memories (s >= tau_low) to link;
+- semantic_validator (role "mem"): which offered memories (s >= tau_low) to link, or "store
+  separately" (the model's should_link false): nothing evolves and the new memory is stored even
+  under UPDATE only;
 - evolve (role "mem"): ONE call rewriting every linked memory;
-- commit: the window's plan (new memory if doStore, rewrites with the versions they read) is
-  applied to the pool (`amem4rec_commit_mode="apply"`) or returned for the training driver to apply in
-  window order (`"propose"`).
+- commit: the window's plan (new memory if doStore or stored separately, rewrites with the versions
+  they read) is applied to the pool (`amem4rec_commit_mode="apply"`) or returned for the training
+  driver to apply in window order (`"propose"`).
 At most three LLM calls per window. Invoke with `{"user_id": ..., "start": ...}`.
 """
 
@@ -29,7 +33,7 @@ from pydantic import ValidationError
 from agents.amem4rec.evolve import evolve_task
 from agents.amem4rec.extract import extraction_task
 from agents.amem4rec.link import link_task
-from agents.amem4rec.policy import ACTIONS
+from agents.amem4rec.policy import ACTIONS, SKIPPED
 from agents.amem4rec.retrieval import training_pool
 from agents.amem4rec.similarity import validate_similarity
 from agents.amem4rec.windows import memory_id, window_items, window_key
@@ -96,6 +100,13 @@ def prepare_extract(state: WindowState, ctx: Amem4RecContext, env: Environment) 
 
     def finish(result: AgentResult) -> dict[str, Any]:
         answer, source = result.output, result.usage.source
+        if source == "fallback":  # the model failed: a template is no memory of this window
+            text = "[fallback] the extraction call failed: this window stores nothing"
+            return {
+                "extraction_failed": True,
+                "trace": [post("extract", text)],
+                "usage": [result.usage.as_dict()],
+            }
         how = f" ({note})" if source != "llm" else ""
         found = f"behaviour: {answer.behavior_explanation} | pattern: {answer.pattern_description}"
         text = f"[{source}]{how} {found}"
@@ -106,6 +117,11 @@ def prepare_extract(state: WindowState, ctx: Amem4RecContext, env: Environment) 
         }
 
     return AgentCall(task, finish)
+
+
+def route_extraction(state: WindowState) -> Literal["similarity_validator", "commit"]:
+    """A window whose extraction failed goes straight to the commit (which stores nothing)."""
+    return "commit" if state.get("extraction_failed") else "similarity_validator"
 
 
 def similarity_step(state: WindowState, config: RunnableConfig) -> dict[str, Any]:
@@ -167,9 +183,13 @@ def prepare_link(state: WindowState, ctx: Amem4RecContext, env: Environment) -> 
     def finish(result: AgentResult) -> dict[str, Any]:
         answer, source = result.output, result.usage.source
         why = answer.reasoning if ask else "semantic validator off: every offered memory is linked"
-        note = f"[{source}] linked {len(answer.linked_thought_ids)} of {len(offered)}: {why}"
+        # Only the model's own answer can choose to store separately; its fallback links them all.
+        separately = source == "llm" and not answer.should_link
+        outcome = "store separately" if separately else f"linked {len(answer.linked_thought_ids)}"
+        note = f"[{source}] {outcome} of {len(offered)}: {why}"
         return {
             "linked": answer.linked_thought_ids,
+            "store_separately": separately,
             "link_reasoning": why,
             "trace": [post("semantic_validator", note)],
             "usage": [result.usage.as_dict()],
@@ -198,20 +218,27 @@ def prepare_evolve(state: WindowState, ctx: Amem4RecContext, env: Environment) -
 
 
 def commit_plan(state: WindowState) -> dict[str, Any]:
-    """The window's commit plan: what the pool must do, and what the window cost."""
-    user, start, memory = state["user_id"], state["start"], state["memory"]
-    return {
+    """The window's commit plan: what the pool must do, and what the window cost. A skipped window
+    (failed extraction) stores and evolves nothing; a "store separately" answer stores the new
+    memory whatever Eq. 7 chose."""
+    user, start = state["user_id"], state["start"]
+    plan = {
         "window_key": state["window_key"],
         "user_id": user,
         "start": start,
         "items": state["items"],
+        "usage": [{k: r[k] for k in USAGE_KEPT if k in r} for r in state.get("usage", [])],
+    }
+    if state.get("extraction_failed"):
+        nothing = {"store": False, "memory": None, "rewrites": [], "linked": [], "stats": {}}
+        return plan | {"action": SKIPPED, **nothing}
+    return plan | {
         "action": state["action"],
-        "store": state["action"] != "update_only",
-        "memory": {**memory, "id": memory_id(user, start), "embedding": state["embedding"]},
+        "store": state["action"] != "update_only" or bool(state.get("store_separately")),
+        "memory": {**state["memory"], "id": memory_id(user, start), "embedding": state["embedding"]},
         "rewrites": state.get("rewrites", []),
         "linked": state.get("linked", []),
         "stats": state["stats"],
-        "usage": [{k: r[k] for k in USAGE_KEPT if k in r} for r in state.get("usage", [])],
     }
 
 
@@ -248,7 +275,7 @@ def build_amem4rec_train() -> StateGraph:
     builder.add_node("commit", step_node("commit", commit_step, blocking=True))
     builder.add_edge(START, "validate_window")
     builder.add_edge("validate_window", "extract")
-    builder.add_edge("extract", "similarity_validator")
+    builder.add_conditional_edges("extract", route_extraction, ["similarity_validator", "commit"])
     builder.add_conditional_edges("similarity_validator", route_policy, list(ACTIONS))
     builder.add_edge("store_only", "commit")
     builder.add_edge("update_and_store", "semantic_validator")

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from langchain_core.runnables import RunnableConfig
 
-from agents.amem4rec.policy import ACTIONS
+from agents.amem4rec.policy import OUTCOMES
 from agents.amem4rec.retrieval import training_pool
 from agents.amem4rec.windows import WindowRef, plan_windows, window_items
 from agents.usage import summarise_usage
@@ -179,13 +179,18 @@ def _agents(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def training_summary(run: TrainingRun) -> dict[str, Any]:
     """Pool statistics and the training's cost: over every planned window in the pool (`windows`,
-    calls, tokens, actions, per agent) and over what this process did (`this_run`)."""
+    calls, tokens, per agent; `actions`: windows per Eq. 7 strategy, and `skipped` ones whose
+    extraction call failed and stored nothing; `stored_separately`: UPDATE-only windows whose linker
+    chose to store separately; `evolved_share_of_linked`: evolutions over linked memories, which the
+    evolution prompt aims at 0.5-0.8) and over what this process did (`this_run`)."""
     keys = {ref.key for ref in run.plan}
     ledger = [row for row in run.pool.ledger() if row["window_key"] in keys]
     rows = [usage for row in ledger for usage in row["usage"]]
     totals = summarise_usage(rows)
     windows = len(ledger)
     actions = Counter(row["action"] for row in ledger)
+    linked = sum(len(row["linked"]) for row in ledger)
+    evolutions = sum(len(row["evolved"]) for row in ledger)
     current = summarise_usage(run.usage)
     summary = {
         "windows": windows,
@@ -194,9 +199,12 @@ def training_summary(run: TrainingRun) -> dict[str, Any]:
         **{k: totals[k] for k in AGENT_FIELDS},
         "llm_calls_per_window": totals["llm_calls"] / windows if windows else 0.0,
         "agent_calls_per_window": sum(1 for r in rows if r["calls"]) / windows if windows else 0.0,
-        "actions": {action: actions.get(action, 0) for action in ACTIONS},
+        "actions": {action: actions.get(action, 0) for action in OUTCOMES},
         "stored": sum(1 for row in ledger if row["stored"]),
-        "evolutions": sum(len(row["evolved"]) for row in ledger),
+        "stored_separately": sum(1 for row in ledger if row["stored"] and row["action"] == "update_only"),
+        "linked": linked,
+        "evolutions": evolutions,
+        "evolved_share_of_linked": evolutions / linked if linked else 0.0,
         "merged_evolutions": sum(len(row["merged"]) for row in ledger),
         "agents": _agents(rows),
         "pool_size": run.pool.size(),

@@ -31,13 +31,14 @@ EXTRACT = ChatPromptTemplate.from_messages(
             "Rules:\n"
             "- Stay at the level of categories and general behaviour; what you write must hold for "
             "any user who behaves this way.\n"
-            "- Never name a specific item: no titles, brands, artists, authors, franchises or "
-            "platforms, in either field.\n"
             "- 'behavior_explanation': one or two short sentences on the lasting tendency behind "
-            "these choices.\n"
+            "these choices. Name no specific item here: no titles, brands, artists, authors, "
+            "franchises or platforms.\n"
             "- 'pattern_description': one or two short sentences on the structure of the run: which "
-            "categories follow which, what repeats, what occurs together.\n"
-            "- At most {chars} characters per field.",
+            "categories follow which, what repeats, what occurs together. A specific item may be "
+            "named here only where it stands for a general sequence or pairing (a main product, "
+            "then its add-on).\n"
+            "- Be brief: at most {chars} characters per field.",
         ),
     ]
 )
@@ -56,14 +57,20 @@ LINK = ChatPromptTemplate.from_messages(
             "New pattern:\n- Behaviour: {behavior}\n- Pattern: {pattern}\n\n"
             "Stored patterns already found close to it (cosine similarity at least {tau_low}); id in "
             "square brackets, then similarity and how often it was refined:\n{memories}\n\n"
-            "Rules:\n"
-            "- Link a stored pattern when it and the new one describe the same tendency or the same "
-            "kind of sequence (shared categories, preferences or orderings) and could be merged.\n"
-            "- Keep a stored pattern apart when, similar wording notwithstanding, it describes a "
+            "Two outcomes are possible:\n"
+            "- link (the stored patterns you pick are then refined with the new one): choose this "
+            "when they share core categories, preferences or behavioural trends that can be "
+            "merged;\n"
+            "- store separately (nothing is refined, the new pattern is kept as a memory of its "
+            "own): choose this when, close as they look, the new pattern belongs to a genuinely "
             "different group of users.\n"
-            "- 'linked_thought_ids': the ids to link, only from the list above; empty when none.\n"
-            "- 'should_link': true exactly when you link at least one.\n"
-            "- 'reasoning': one or two short sentences.",
+            "The similarity check has already passed, so refuse every link only when the patterns "
+            "are completely unrelated.\n\n"
+            "Answer:\n"
+            "- 'should_link': true to link, false to store separately.\n"
+            "- 'linked_thought_ids': the ids to link, only from the list above (empty when storing "
+            "separately).\n"
+            "- 'reasoning': one or two short, specific sentences.",
         ),
     ]
 )
@@ -84,9 +91,11 @@ EVOLVE = ChatPromptTemplate.from_messages(
             "{memories}\n\n"
             "Rules:\n"
             "- Change a stored pattern only where the new one strengthens or sharpens a shared "
-            "category, preference or sequence; leave the others out of 'updates'.\n"
-            "- Keep each field general and short (at most {chars} characters): no titles, brands or "
-            "names.\n"
+            "category, preference or sequence; leave the others out of 'updates' (their text stays "
+            "as it is).\n"
+            "- To build up what users share, expect to refine about half to four fifths of the "
+            "stored patterns listed.\n"
+            "- Keep each field short (at most {chars} characters) and minimal in its changes.\n"
             "- Each entry of 'updates': 'thought_id' (an id from the list), the new "
             "'behavior_explanation' and 'pattern_description' (null keeps that field as it is) and "
             "a one-sentence 'reasoning'.\n"

@@ -22,6 +22,11 @@ POOL_CONFIG_FIELDS = (
 )
 """The knobs that shape what a trained pool contains: a pool records them in its manifest and
 refuses to be trained further with other values."""
+PAPER_TRAINING = {"amem4rec_round_windows": 1, "amem4rec_windows_per_user": 0}
+"""The training settings a reproduction of the paper uses (Algorithm 1): strictly one window after
+another, each against the pool the previous one left, over every window of every user. The other
+knobs' defaults already are the paper's (w=3, |L|=5, K=5, tau 0.55 / 0.9). `recgraph bench`'s
+defaults trade these two for time (graphs/amem4rec/FIDELITY.md)."""
 
 
 @dataclass(kw_only=True)
@@ -56,14 +61,16 @@ class Amem4RecContext(Context):
         default=10,
         metadata={
             "description": "AMEM4Rec training: at most this many windows per user, the most recent "
-            "first (0: every window)."
+            "(0: every window, as the paper and PAPER_TRAINING do; a cap keeps bench's training time "
+            "bounded)."
         },
     )
     amem4rec_round_windows: int = field(
         default=16,
         metadata={
             "description": "AMEM4Rec training: windows proposed against one pool snapshot before their "
-            "commits are applied in window order (1: strictly one window after another)."
+            "commits are applied in window order (1: strictly one window after another against the "
+            "pool the previous one left, Algorithm 1 and PAPER_TRAINING; more: a speed knob)."
         },
     )
     amem4rec_pool: str = field(

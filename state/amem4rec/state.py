@@ -53,6 +53,9 @@ class WindowState(WindowOutput, total=False):
     """Written by `validate_window`: the window's item ids, oldest first (training items only)."""
     memory: dict[str, str]
     """Written by `extract`: the new pattern p {behavior_explanation, pattern_description}."""
+    extraction_failed: bool
+    """Written by `extract`: True when a model backend's extraction call failed (after its retries);
+    the window then goes straight to the commit and stores nothing (no `memory`)."""
     embedding: str
     """Written by `similarity_validator`: e = Encode(p), float32 bytes in base64."""
     neighbours: list[dict[str, Any]]
@@ -63,6 +66,9 @@ class WindowState(WindowOutput, total=False):
     offered: list[str]
     """Written by `similarity_validator`: ids the semantic validator may link (s >= tau_low, or
     every neighbour without the similarity validator)."""
+    store_separately: bool
+    """Written by `semantic_validator`: the model chose "store separately" (should_link false): nothing
+    is evolved and the new memory is stored even when Eq. 7 said UPDATE only."""
     link_reasoning: str
     """Written by `semantic_validator`: why these memories were (not) linked."""
     rewrites: list[dict[str, Any]]

@@ -44,7 +44,7 @@ def test_bench_trains_a_pool_per_method_and_reuses_it(amem_dataset: str, tmp_pat
     first = run()
     full, ablation = first["amem4rec"]["training"], first["amem4rec_no_evolution"]["training"]
     assert full["windows"] == ablation["windows"] == 24 and not full["reused"]
-    assert ablation["actions"] == {"store_only": 24, "update_and_store": 0, "update_only": 0}
+    assert ablation["actions"] == {"store_only": 24, "update_and_store": 0, "update_only": 0, "skipped": 0}
     assert ablation["evolutions"] == 0 and ablation["pool_size"] == 24
     assert full["actions"]["store_only"] < 24 and full["pool_size"] < 24
     assert ("amem4rec · training", 24, 24) in phases and (

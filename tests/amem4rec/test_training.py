@@ -87,7 +87,8 @@ def test_concurrency_does_not_change_the_pool(
         and summary["this_run"]["llm_calls"] == 0
     )
     assert sum(summary["actions"].values()) == 24
-    assert set(summary["actions"]) == {"store_only", "update_and_store", "update_only"}
+    assert set(summary["actions"]) == {"store_only", "update_and_store", "update_only", "skipped"}
+    assert summary["actions"]["skipped"] == 0 and summary["stored_separately"] == 0
     assert summary["stored"] == summary["pool_size"] == one.size()
     assert sum(summary["evolution_histogram"].values()) == one.size()
     assert summary["agent_calls_per_window"] <= 3
