@@ -38,8 +38,8 @@ def trajectory_config(context: ChainRecContext, protocol: dict[str, Any], scenar
 
 
 def train_config(context: ChainRecContext, seed: int) -> TrainConfig:
-    """The training config of a run (β from the context)."""
-    return TrainConfig(beta=context.chainrec_dpo_beta, seed=seed)
+    """The training config of a run (β and the planner state from the context)."""
+    return TrainConfig(beta=context.chainrec_dpo_beta, seed=seed, state=context.chainrec_planner_state)
 
 
 def train_for_bench(request: PrepareRequest) -> Prepared:

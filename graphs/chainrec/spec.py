@@ -63,6 +63,17 @@ METHODS: dict[str, MethodSpec] = {
         prepare=LEARNED,
         trained_state=TRAINED_PLANNER,
     ),
+    "chainrec_learned_scenario": replace(
+        _chainrec(
+            "ChainRec with the learned planner on the scenario-aware state (ablation: the scenario tag "
+            "and task facts no tool gathered beside the memory)",
+            chainrec_planner="learned",
+            chainrec_planner_state="scenario",
+        ),
+        prepare=LEARNED,
+        trained_state=TRAINED_PLANNER,
+        reported=("chainrec_planner", "chainrec_checkpoint", "chainrec_planner_state"),
+    ),
     "chainrec_sft": replace(
         _chainrec(
             "ChainRec with the learned planner after SFT only (checkpoint as chainrec_learned)",

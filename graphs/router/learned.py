@@ -137,7 +137,7 @@ def ensure_router_checkpoint(
         return base / f"trajectories-{digest({**payload, 'trajectories': trajectories})}"
 
     if (folder / "config.json").is_file():
-        mark_latest(base, config.scenario, folder)
+        mark_latest(base, config.scenario, folder, train.state)
         saved = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         evaluation = json.loads((folder / "evaluation.json").read_text(encoding="utf-8"))
         reused = existing_run(run_folder(config.scenario), unweighted)

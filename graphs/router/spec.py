@@ -66,6 +66,11 @@ METHODS: dict[str, MethodSpec] = {
         "Router with the zero-shot LLM planner (sees each tool's cost)", chainrec_planner="llm"
     ),
     "router_learned": _learned("Router with the learned planner (SFT then DPO over the extended library)"),
+    "router_learned_scenario": _learned(
+        "Router with the learned planner on the scenario-aware state (ablation: the scenario tag and "
+        "task facts no tool gathered)",
+        chainrec_planner_state="scenario",
+    ),
     "router_no_method_tools": _router(
         "Router without the method tools: ChainRec's library (ranks as chainrec)",
         chainrec_planner="rule",

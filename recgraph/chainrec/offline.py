@@ -80,6 +80,14 @@ def add_actions(actions: argparse._SubParsersAction) -> None:
         "tools (router_learned; heuristic tool answers, PatternMemories masked)",
     )
     train.add_argument(
+        "--state",
+        choices=["memory", "scenario"],
+        default="memory",
+        help="the planner's state: memory = (u, I_cand, M_t) as in Eq. 2 (chainrec_learned, router_learned); "
+        "scenario = also the scenario tag and task facts no tool gathered (chainrec_learned_scenario, "
+        "router_learned_scenario)",
+    )
+    train.add_argument(
         "--cost-lam",
         type=float,
         default=None,
@@ -163,7 +171,7 @@ def run_train(args: argparse.Namespace) -> int:
         with bar:
             trained = ensure_checkpoint(
                 config,
-                TrainConfig(beta=args.beta, seed=args.seed, fusion=args.fusion),
+                TrainConfig(beta=args.beta, seed=args.seed, fusion=args.fusion, state=args.state),
                 ctx,
                 Path(args.out) if args.out else None,
                 args.sft_only,
@@ -191,7 +199,9 @@ def _train_router(args: argparse.Namespace) -> int:
         config, ctx = _config(args, context)
         cost = ctx.router_cost_lambda if args.cost_lam is None else args.cost_lam
         config = replace(config, cost_lam=cost, llm="heuristic")
-        knobs = train_config(replace(ctx, chainrec_dpo_beta=args.beta), config.seed)
+        knobs = train_config(
+            replace(ctx, chainrec_dpo_beta=args.beta, chainrec_planner_state=args.state), config.seed
+        )
         train = replace(knobs, fusion=args.fusion)
         root = Path(args.out) if args.out else None
         bar, update = _with_bar("router")

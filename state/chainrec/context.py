@@ -52,6 +52,14 @@ class ChainRecContext(Context):
             "learned planner trains on it; 0.003 is about 1% of one hit step, 1/3)."
         },
     )
+    chainrec_planner_state: Literal["memory", "scenario"] = field(
+        default="memory",
+        metadata={
+            "description": "ChainRec learned planner: its state. memory = (u, I_cand, M_t) as in Eq. 2 "
+            "(what the episode's tools wrote and the candidate count); scenario = the ablation that also "
+            "reads the scenario tag and task facts no tool gathered. Keyed into every checkpoint."
+        },
+    )
     chainrec_policy_stage: Literal["dpo", "sft"] = field(
         default="dpo",
         metadata={
@@ -61,8 +69,9 @@ class ChainRecContext(Context):
     chainrec_checkpoint: str = field(
         default="",
         metadata={
-            "description": "ChainRec learned planner: checkpoint folder (empty: the newest for the dataset "
-            "and scenario under the dataset's cache; none: the rule planner, said in the trace)."
+            "description": "ChainRec learned planner: checkpoint folder (empty: the newest for the dataset, "
+            "scenario and planner state under the dataset's cache; none: the planner refuses in one line "
+            "saying how to train one)."
         },
     )
     chainrec_dpo_beta: float = field(

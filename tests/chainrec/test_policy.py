@@ -25,7 +25,10 @@ FAST = TrainConfig(
     heldout_fraction=0.25,
     pair_mode="best",
     pairs_per_task=4,
+    state="scenario",
 )
+"""The toy tasks differ only in their task facts (history length) before any tool runs, so the
+training machinery is checked on the scenario-aware state that reads them."""
 
 
 def test_dpo_loss_matches_a_hand_computed_value() -> None:

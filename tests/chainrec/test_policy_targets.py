@@ -32,7 +32,10 @@ from agents.chainrec.online.planning import PlanView
 from agents.chainrec.online.policy import ActionSpace
 from state.chainrec.context import ChainRecContext
 
-FAST = TrainConfig(hidden=32, sft_epochs=300, dpo_epochs=20, eval_every=20, heldout_fraction=0.25)
+FAST = TrainConfig(
+    hidden=32, sft_epochs=300, dpo_epochs=20, eval_every=20, heldout_fraction=0.25, state="scenario"
+)
+"""The toy tasks differ in their task facts only before any tool runs: the scenario-aware state reads them."""
 
 
 def _row(user: str, chains: dict[str, float], quality: dict[str, float] | None = None) -> dict[str, Any]:
@@ -151,7 +154,7 @@ def test_a_policy_over_another_catalog_takes_its_actions_from_the_catalog(
     space = ActionSpace(tuple(BY_NAME[name] for name in names))
     assert space.tools == names[:3] and space.actions == names
     result = train_policy(toy_trajectory_rows(12), 3, 0.01, FAST, space=space)
-    assert result.sft.w1.shape[0] == feature_dim(space.tools) and result.sft.w2.shape[1] == 4
+    assert result.sft.w1.shape[0] == feature_dim(space.tools, "scenario") and result.sft.w2.shape[1] == 4
     assert result.curves["sft"][-1]["heldout_reward"] == pytest.approx(0.9)
     folder = write_checkpoint(
         tmp_path / "classic-small",
@@ -168,6 +171,9 @@ def test_a_policy_over_another_catalog_takes_its_actions_from_the_catalog(
     domain = {"ratings": True, "reviews": False, "categories": True, "timestamps": True}
     mask, notes = feasibility(["ItemSemantic"], 3, domain, space.catalog)
     view = PlanView("1", ("1", "50", "181"), "classic", (), mask, notes, 3, domain)
-    planner = LearnedPlanner(ChainRecContext(chainrec_planner="learned", chainrec_checkpoint=str(folder)))
+    ctx = ChainRecContext(
+        chainrec_planner="learned", chainrec_checkpoint=str(folder), chainrec_planner_state="scenario"
+    )
+    planner = LearnedPlanner(ctx)
     choice = planner.decide(view)
     assert set(choice.scores) == {"LongTermPreference", "ItemProfile", CANDIDATE_RANK}

@@ -159,7 +159,7 @@ def train_checkpoint(
     split = result.split
     evaluation = compare_planners(
         rows, split["train"], split["heldout"], weights, config.max_steps, config.lam, space,
-        held_out.rule, held_out.fixed_steps,
+        held_out.rule, held_out.fixed_steps, train.state,
     )  # fmt: skip
     evaluation["curves_last"] = {stage: points[-1] for stage, points in result.curves.items() if points}
     if len(rows) > len(own):
@@ -174,7 +174,7 @@ def train_checkpoint(
         folder, config.as_dict(), train.as_dict(), result, evaluation, str(run.path), space,
         {**held_out.notes, "fusion": fusion},
     )  # fmt: skip
-    mark_latest(folder.parent, config.scenario, folder)
+    mark_latest(folder.parent, config.scenario, folder, train.state)
     return Trained(folder, False, run, evaluation, result.data)
 
 
@@ -194,7 +194,7 @@ def ensure_checkpoint(
     folder = checkpoint_folder(base, config, train, sft_only, space)
     if (folder / "config.json").is_file():  # trained on a complete file: read it, build no world
         run = existing_run(trajectory_folder(base, config), config)
-        mark_latest(base, config.scenario, folder)
+        mark_latest(base, config.scenario, folder, train.state)
         saved = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         evaluation = json.loads((folder / "evaluation.json").read_text(encoding="utf-8"))
         return Trained(folder, True, run, evaluation, saved.get("data", {}))

@@ -111,18 +111,19 @@ def compare_planners(
     space: ActionSpace | None = None,
     rule: Planner | None = None,
     fixed_steps: int | None = None,
+    state: str = "memory",
 ) -> dict[str, Any]:
     """Held-out reward / AvgHR / steps / tokens per planner, the best fixed chain's name, and each
     planner's AvgHR per held-out task (`per_task`, in `heldout_users` order; None where a row cannot
     score the chain) for paired comparisons. The rule planner: ChainRec's over its own catalog, `rule`
     over another (none given: no rule row); `fixed` runs the first `fixed_steps` recorded tools
-    (default `max_steps`)."""
+    (default `max_steps`); `state`: the planner state the weights read."""
     space = space or ActionSpace.default()
     by_user = {row["user_id"]: row for row in rows}
     held = [by_user[u] for u in heldout_users]
     chosen = best_fixed_chain([by_user[u] for u in train_users], lam)
     fixed_tools = chosen.split(">")
-    table = StateTable(max_steps, space)
+    table = StateTable(max_steps, space, planner_state=state)
     chains: dict[str, list[list[str]]] = {
         "fixed": [list(row["tools"][: fixed_steps or max_steps]) for row in held],
         "best_fixed": [[t for t in fixed_tools if t in row["tools"]] for row in held],

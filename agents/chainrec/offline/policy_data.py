@@ -23,7 +23,7 @@ import numpy as np
 
 from agents.chainrec.offline.chains import chain_actions
 from agents.chainrec.online.catalog import CANDIDATE_RANK
-from agents.chainrec.online.features import embed_lines, memory_line, state_vector
+from agents.chainrec.online.features import embed_lines, memory_line, policy_input
 from agents.chainrec.online.mask import feasibility
 from agents.chainrec.online.policy import ActionSpace
 from state.chainrec.state import MemoryEntry
@@ -166,6 +166,8 @@ class StateTable:
     """Feasible actions per state (over `space.actions`)."""
     index: dict[tuple[int, tuple[str, ...]], int] = field(default_factory=dict)
     """(row number, tools run) -> state number."""
+    planner_state: str = "memory"
+    """Which planner state the vectors describe (features.STATES)."""
 
     def state(self, number: int, row: dict[str, Any], used: tuple[str, ...]) -> int:
         """The state number of `used` in task `number` (added on first use). When the row's tool
@@ -180,7 +182,17 @@ class StateTable:
             mean = np.mean([vectors[line] for line in lines], axis=0) if lines else np.zeros(384, np.float32)
             mask, _ = row_mask(row, used, self.max_steps, self.space)
             self.index[key] = len(self.vectors)
-            self.vectors.append(state_vector(row["facts"], used, self.max_steps, mean, self.space.tools))
+            candidates = len(row["task"]["candidates"])
+            vector = policy_input(
+                self.planner_state,
+                memory,
+                candidates,
+                self.max_steps,
+                mean,
+                self.space.tools,
+                lambda: row["facts"],
+            )
+            self.vectors.append(vector)
             self.masks.append([bool(mask.get(action, False)) for action in self.space.actions])
         return self.index[key]
 

@@ -70,7 +70,11 @@ def write_checkpoint(
         "training": train_config,
         "stages": ["sft"] + (["dpo"] if result.dpo is not None else []),
         "actions": list(space.actions),
-        "features": [*feature_names(space.tools), "memory_embedding[384]"],
+        "state": train_config.get("state", "memory"),
+        "features": [
+            *feature_names(space.tools, train_config.get("state", "memory")),
+            "memory_embedding[384]",
+        ],
         "data": result.data,
         "split": result.split,
         **(extra or {}),

@@ -172,7 +172,7 @@ def _train(rows, max_steps, lam, config, sft_only, on_progress, space) -> TrainR
     torch.manual_seed(config.seed)
     warm_embeddings(rows)
     train, heldout = split_rows(rows, config.heldout_fraction, config.seed)
-    table = StateTable(max_steps, space)
+    table = StateTable(max_steps, space, planner_state=config.state)
     chosen = [rows[n] for n in train]
     fit = cross_fit(chosen, seed=config.seed)
     signal = signal_of(chosen, fit) if fit else None
@@ -197,7 +197,7 @@ def _train(rows, max_steps, lam, config, sft_only, on_progress, space) -> TrainR
     x, feasible = torch.from_numpy(x_np), torch.from_numpy(feasible_np)
     states = torch.tensor([s for s, _ in expert])
     actions = torch.tensor([a for _, a in expert])
-    features, n_actions = feature_dim(space.tools), len(space.actions)
+    features, n_actions = feature_dim(space.tools, config.state), len(space.actions)
     policy = Policy(features, config.hidden, n_actions)
     optimiser = torch.optim.Adam(policy.parameters(), lr=config.sft_lr, weight_decay=config.weight_decay)
     curves: dict[str, list[dict[str, float]]] = {"sft": [], "dpo": []}

@@ -81,6 +81,9 @@ class TrainConfig:
     """Epochs between held-out evaluations."""
     seed: int = 0
     """Seeds the split, the initial weights and the pair sample."""
+    state: str = "memory"
+    """The planner's state (features.STATES): "memory" = (u, I_cand, M_t) as in Eq. 2, "scenario" =
+    the scenario-aware ablation (task facts and the scenario tag). Keyed into the checkpoint."""
 
     def as_dict(self) -> dict[str, Any]:
         """The config as stored."""

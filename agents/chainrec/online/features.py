@@ -1,16 +1,20 @@
-"""The learned planner's state features: LLM-free facts of S_t = (u, I_cand, M_t).
+"""The learned planner's state features: LLM-free features of S_t = (u, I_cand, M_t).
 
-A state is described by
-- task facts (`task_facts`, computed once per episode from the environment, no model): visible
-  history length, days from the last visible interaction to the episode's time (0 plus a flag when
-  the dataset has no timestamps), the candidates' popularity and coldness among others' visible
-  interactions, the dataset's domain flags and the scenario;
-- the used-tool mask and the step (from the memory);
-- a MiniLM embedding of the memory so far: the mean of the embeddings of each entry's
-  "tool: summary" line (zeros before any tool ran), so it needs no model beyond MiniLM.
+Two states (`STATES`, the `chainrec_planner_state` knob, keyed into every checkpoint):
+- "memory" (Eq. 2 and 7, the default): only what the episode's tools wrote into M_t and the size of
+  I_cand — the used-tool mask and the step, the counts each tool reported of its fetch
+  (`MEMORY_STATS`: e.g. LongTermPreference's history length, ItemProfile's cold candidates; 0 and
+  a "not reported" flag until a tool reported them) and a MiniLM embedding of the memory (the mean
+  of each entry's "tool: summary" line, zeros before any tool ran). No scenario tag, no fact of the
+  environment that no tool gathered.
+- "scenario" (the ablation `chainrec_learned_scenario`): the used-tool mask and the step, task facts
+  computed from the environment before any tool ran (`task_facts`: visible history length, days
+  since the last interaction, the candidates' popularity and coldness, the dataset's domain flags)
+  and the request's scenario tag, plus the same memory embedding.
 
-`state_vector` turns these into the fixed-length input of the policy network; `FEATURE_NAMES` names
-the hand-made part (the embedding follows it).
+`state_vector` turns either into the fixed-length input of the policy network; `feature_names`
+names the hand-made part (the embedding follows it). `task_facts` stays for the ablation and for
+offline expert selection (routing_signal.py), which is training-time hindsight, not the state.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -48,14 +52,38 @@ TASK_FEATURES: tuple[str, ...] = (
 """Names of the hand-made features after the used-tool mask, in vector order."""
 
 
-def feature_names(tools: Sequence[str] = EVIDENCE_TOOLS) -> tuple[str, ...]:
-    """Names of the hand-made features over a catalog's evidence `tools` (the embedding follows)."""
-    return (*(f"used:{tool}" for tool in tools), *TASK_FEATURES)
+STATES = ("memory", "scenario")
+"""The planner states: "memory" = (u, I_cand, M_t) as in Eq. 2; "scenario" = the scenario-aware
+ablation (task facts and the scenario tag)."""
+MEMORY_STATS = ("history_items", "recent_items", "rated_items", "low_rated_items", "cold_candidates")
+"""Counts tools write into their memory entries' `stats` that the memory state reads."""
+MEMORY_FEATURES: tuple[str, ...] = (
+    "step_fraction",
+    "log_candidates",
+    *(f"{kind}:{stat}" for stat in MEMORY_STATS for kind in ("stat", "unreported")),
+)
+"""Names of the memory state's hand-made features after the used-tool mask, in vector order."""
 
 
-def feature_dim(tools: Sequence[str] = EVIDENCE_TOOLS) -> int:
-    """Length of a state vector over `tools`."""
-    return len(tools) + len(TASK_FEATURES) + EMBEDDING_DIM
+def check_state(state: str) -> str:
+    """`state` when it is one of `STATES`; else a one-line `RecgraphError`."""
+    if state not in STATES:
+        from world.errors import RecgraphError
+
+        raise RecgraphError(f"chainrec_planner_state must be one of {', '.join(STATES)}, got {state!r}")
+    return state
+
+
+def feature_names(tools: Sequence[str] = EVIDENCE_TOOLS, state: str = "memory") -> tuple[str, ...]:
+    """Names of the hand-made features of `state` over a catalog's evidence `tools` (the embedding
+    follows)."""
+    hand = MEMORY_FEATURES if check_state(state) == "memory" else TASK_FEATURES
+    return (*(f"used:{tool}" for tool in tools), *hand)
+
+
+def feature_dim(tools: Sequence[str] = EVIDENCE_TOOLS, state: str = "memory") -> int:
+    """Length of a `state` vector over `tools`."""
+    return len(feature_names(tools, state)) + EMBEDDING_DIM
 
 
 FEATURE_NAMES = feature_names()
@@ -131,6 +159,39 @@ def memory_embedding(memory: Sequence[Mapping[str, Any]]) -> np.ndarray:
     return np.mean([vectors[line] for line in lines], axis=0).astype(np.float32)
 
 
+def latest_stat(memory: Sequence[Mapping[str, Any]], key: str) -> float | None:
+    """The latest count a memory entry reported for `key` (None: no tool reported it yet)."""
+    for entry in reversed(memory):
+        stats = entry.get("stats") or {}
+        if key in stats:
+            return float(stats[key])
+    return None
+
+
+def memory_state_vector(
+    memory: Sequence[Mapping[str, Any]],
+    candidates: int,
+    max_steps: int,
+    memory_vector: np.ndarray,
+    tools: Sequence[str] = EVIDENCE_TOOLS,
+) -> np.ndarray:
+    """The "memory" state's policy input: read from M_t (the tools run, the counts they reported,
+    the embedding of their summaries) and |I_cand| only (float32, `feature_dim(tools)` long)."""
+    used = [entry["tool"] for entry in memory]
+    hand = [
+        *(1.0 if tool in used else 0.0 for tool in tools),
+        len(used) / max(max_steps, 1),
+        math.log1p(candidates) / math.log(1000.0),
+    ]
+    for stat in MEMORY_STATS:
+        value = latest_stat(memory, stat)
+        hand += [
+            math.log1p(max(value, 0.0)) / math.log(1000.0) if value is not None else 0.0,
+            float(value is None),
+        ]
+    return np.concatenate([np.asarray(hand, dtype=np.float32), np.asarray(memory_vector, dtype=np.float32)])
+
+
 def state_vector(
     facts: Mapping[str, Any],
     used: Sequence[str],
@@ -138,7 +199,8 @@ def state_vector(
     memory_vector: np.ndarray,
     tools: Sequence[str] = EVIDENCE_TOOLS,
 ) -> np.ndarray:
-    """The policy's input for a state where `used` tools ran (float32, `feature_dim(tools)` long;
+    """The "scenario" state's policy input (the ablation) for a state where `used` tools ran:
+    environment facts and the scenario tag (float32, `feature_dim(tools, "scenario")` long;
     `tools`: the catalog's evidence tools, one used-flag each)."""
     domain = facts["domain"]
     hand = [
@@ -155,3 +217,19 @@ def state_vector(
         *(1.0 if facts["scenario"] == name else 0.0 for name in SCENARIOS),
     ]
     return np.concatenate([np.asarray(hand, dtype=np.float32), np.asarray(memory_vector, dtype=np.float32)])
+
+
+def policy_input(
+    state: str,
+    memory: Sequence[Mapping[str, Any]],
+    candidates: int,
+    max_steps: int,
+    memory_vector: np.ndarray,
+    tools: Sequence[str],
+    facts: Callable[[], Mapping[str, Any]],
+) -> np.ndarray:
+    """The policy's input in `state` (`STATES`): the memory state reads `memory` and the candidate
+    count only; the scenario-aware ablation also calls `facts` (the episode's task facts)."""
+    if check_state(state) == "memory":
+        return memory_state_vector(memory, candidates, max_steps, memory_vector, tools)
+    return state_vector(facts(), [entry["tool"] for entry in memory], max_steps, memory_vector, tools)

@@ -15,18 +15,21 @@ import hashlib
 from pathlib import Path
 
 from agents.chainrec.online.catalog import Catalog
-from agents.chainrec.online.learned_planner import LearnedPlanner, MissingCheckpoint
+from agents.chainrec.online.learned_planner import LearnedPlanner, MissingCheckpoint, checked_state
 from agents.chainrec.online.policy import (
     ACTIONS,
     Checkpoint,
     checkpoint_root,
     find_checkpoint,
+    latest_key,
     load_checkpoint,
     read_latest,
+    usable,
 )
 from state.chainrec.context import ChainRecContext
 
 _roots: dict[tuple[str, str, str], Path] = {}
+"""(dataset, scenario and state, catalog) -> the checkpoint found."""
 
 
 def catalog_root(dataset_spec: str, catalog: Catalog) -> Path:
@@ -37,14 +40,16 @@ def catalog_root(dataset_spec: str, catalog: Catalog) -> Path:
     return checkpoint_root(dataset_spec).parent / f"catalog_planner-{len(actions)}-{key}"
 
 
-def find_catalog_checkpoint(dataset_spec: str, scenario: str, catalog: Catalog) -> Path | None:
-    """The newest checkpoint over `catalog` for the dataset and scenario (None: none trained; a found
-    one is remembered for the process)."""
-    key = (dataset_spec, scenario, "\x1e".join(spec.name for spec in catalog))
+def find_catalog_checkpoint(
+    dataset_spec: str, scenario: str, catalog: Catalog, state: str = "memory"
+) -> Path | None:
+    """The newest checkpoint over `catalog` for the dataset and scenario trained on `state` (None:
+    none trained; a found one is remembered for the process)."""
+    key = (dataset_spec, f"{scenario}\x1f{state}", "\x1e".join(spec.name for spec in catalog))
     if key not in _roots:
         root = catalog_root(dataset_spec, catalog)
-        name = read_latest(root).get(scenario) if root.is_dir() else None
-        if not name or not (root / name / "config.json").is_file():
+        name = read_latest(root).get(latest_key(scenario, state)) if root.is_dir() else None
+        if not name or not usable(root / name, state):
             return None
         _roots[key] = root / name
     return _roots[key]
@@ -61,21 +66,24 @@ class CatalogLearnedPlanner(LearnedPlanner):
     def checkpoint(self, scenario: str) -> Checkpoint:
         """The checkpoint this decision uses (`chainrec_checkpoint`, else the catalog's newest);
         `MissingCheckpoint` when there is none over the catalog."""
+        state = self.ctx.chainrec_planner_state
         if self.ctx.chainrec_checkpoint:
-            folder = find_checkpoint(self.ctx.dataset, scenario, self.ctx.chainrec_checkpoint)
+            folder = find_checkpoint(self.ctx.dataset, scenario, self.ctx.chainrec_checkpoint, state)
             if folder is None:
                 raise MissingCheckpoint.of(self.ctx, scenario)
         else:
-            folder = find_catalog_checkpoint(self.ctx.dataset, scenario, self.catalog)
+            folder = find_catalog_checkpoint(self.ctx.dataset, scenario, self.catalog, state)
         if folder is None:
             dataset = self.ctx.dataset
             train = f"recgraph chainrec train --library router --dataset {dataset} --scenario {scenario}"
+            if state != "memory":
+                train += f" --state {state}"
             raise MissingCheckpoint(
                 f"no learned planner checkpoint for {dataset} ({scenario}): train one with `{train}` "
                 f"(over the router's {len(self.catalog)}-action catalog; `recgraph bench --methods "
                 "router_learned` trains one too), or set chainrec_checkpoint"
             )
-        found = load_checkpoint(folder, self.ctx.chainrec_policy_stage)
+        found = checked_state(load_checkpoint(folder, self.ctx.chainrec_policy_stage), state)
         actions = tuple(found.config.get("actions", ACTIONS))
         if actions != tuple(spec.name for spec in self.catalog):
             raise MissingCheckpoint(

@@ -1,9 +1,12 @@
 """The learned planner in the online interface (`ChainRecContext.chainrec_planner` = "learned").
 
 It scores the feasible actions with the checkpoint's policy (policy.py) over the state features of
-features.py and picks the most likely one. Without a checkpoint for the dataset and scenario (e.g. a
-fresh Studio server: nothing trains at serving time) it refuses in one line that says how to train
-one: a method means one thing, whatever the cache holds.
+features.py and picks the most likely one. The state is the one the checkpoint was trained on and the
+run asks for (`chainrec_planner_state`): "memory", S_t = (u, I_cand, M_t) of Eq. 2 (what the tools
+wrote, the candidate count), or the scenario-aware ablation (task facts and the scenario tag); a
+checkpoint of the other state is refused in one line, never reused. Without a checkpoint for the
+dataset and scenario (e.g. a fresh Studio server: nothing trains at serving time) it refuses in one
+line that says how to train one: a method means one thing, whatever the cache holds.
 
 Blocking work — finding and reading the checkpoint, embedding new memory lines with MiniLM — happens
 once per process / per line; `needs_blocking` tells the graph when the next decision would do any
@@ -19,11 +22,18 @@ from typing import Any
 
 import numpy as np
 
-from agents.chainrec.online.features import memory_embedding, missing_lines, state_vector, task_facts
+from agents.chainrec.online.features import (
+    check_state,
+    memory_embedding,
+    missing_lines,
+    policy_input,
+    task_facts,
+)
 from agents.chainrec.online.planning import PlanView, choose
 from agents.chainrec.online.policy import (
     ACTIONS,
     Checkpoint,
+    checkpoint_state,
     find_checkpoint,
     is_loaded,
     is_resolved,
@@ -41,7 +51,8 @@ FACTS_CACHE = 4096
 
 
 def episode_facts(dataset: str, view: PlanView) -> dict[str, Any]:
-    """The episode's task facts (computed once per episode; pure CPU on a loaded environment)."""
+    """The episode's task facts (computed once per episode; pure CPU on a loaded environment); only
+    the scenario-aware ablation's state reads them."""
     key = (dataset, view.user_id, view.scenario, view.candidates)
     if key not in _facts:
         scope = EpisodeScope(get_environment(dataset), view.user_id, view.scenario)
@@ -55,9 +66,10 @@ def needs_blocking(ctx: ChainRecContext, scenario: str, memory: Sequence[Mapping
     """True when the learned planner's next decision would read the disk or run MiniLM."""
     if ctx.chainrec_planner != "learned":
         return False
-    if not is_resolved(ctx.dataset, scenario, ctx.chainrec_checkpoint):
+    state = ctx.chainrec_planner_state
+    if not is_resolved(ctx.dataset, scenario, ctx.chainrec_checkpoint, state):
         return True
-    folder = find_checkpoint(ctx.dataset, scenario, ctx.chainrec_checkpoint)
+    folder = find_checkpoint(ctx.dataset, scenario, ctx.chainrec_checkpoint, state)
     if folder is None:  # none of ChainRec's: another catalog's planner (learned_catalog.py) found its own
         return bool(missing_lines(memory))  # on the first, blocking decision; new lines still embed
     return not is_loaded(folder, ctx.chainrec_policy_stage) or bool(missing_lines(memory))
@@ -74,10 +86,24 @@ class MissingCheckpoint(RecgraphError):
                 f"chainrec_checkpoint {ctx.chainrec_checkpoint!r} holds no trained planner (config.json)"
             )
         train = f"recgraph chainrec train --dataset {ctx.dataset} --scenario {scenario}"
+        if ctx.chainrec_planner_state != "memory":
+            train += f" --state {ctx.chainrec_planner_state}"
         return cls(
-            f"no learned planner checkpoint for {ctx.dataset} ({scenario}): train one with `{train}` "
+            f"no learned planner checkpoint for {ctx.dataset} ({scenario}, {ctx.chainrec_planner_state} "
+            f"state): train one with `{train}` "
             "(`recgraph bench --methods chainrec_learned` trains it too), or set chainrec_checkpoint"
         )
+
+
+def checked_state(checkpoint: Checkpoint, state: str) -> Checkpoint:
+    """`checkpoint` when it was trained on `state`; else a one-line `MissingCheckpoint`."""
+    trained = checkpoint_state(checkpoint.config)
+    if trained != state:
+        raise MissingCheckpoint(
+            f"planner checkpoint {checkpoint.folder} was trained on the {trained} state, the run asks for "
+            f"the {state} state (chainrec_planner_state): train one on it"
+        )
+    return checkpoint
 
 
 class LearnedPlanner:
@@ -95,17 +121,25 @@ class LearnedPlanner:
 
     def checkpoint(self, scenario: str) -> Checkpoint:
         """The checkpoint this decision uses; `MissingCheckpoint` when there is none."""
-        folder = find_checkpoint(self.ctx.dataset, scenario, self.ctx.chainrec_checkpoint)
+        state = check_state(self.ctx.chainrec_planner_state)
+        folder = find_checkpoint(self.ctx.dataset, scenario, self.ctx.chainrec_checkpoint, state)
         if folder is None:
             raise MissingCheckpoint.of(self.ctx, scenario)
-        return load_checkpoint(folder, self.ctx.chainrec_policy_stage)
+        return checked_state(load_checkpoint(folder, self.ctx.chainrec_policy_stage), state)
 
     def probabilities(self, checkpoint: Checkpoint, view: PlanView) -> dict[str, float]:
         """π(a | s) over the feasible actions of the checkpoint's action space (config.json's
         `actions`, CandidateRank last; the evidence tools before it are the used-tool features)."""
         actions = tuple(checkpoint.config.get("actions", ACTIONS))
-        facts = episode_facts(self.ctx.dataset, view)
-        vector = state_vector(facts, view.used, view.max_steps, memory_embedding(view.memory), actions[:-1])
+        vector = policy_input(
+            checkpoint_state(checkpoint.config),
+            view.memory,
+            len(view.candidates),
+            view.max_steps,
+            memory_embedding(view.memory),
+            actions[:-1],
+            lambda: episode_facts(self.ctx.dataset, view),
+        )
         log_probs = masked_log_probs(
             checkpoint.weights.logits(vector), [view.mask.get(a, False) for a in actions]
         )

@@ -7,7 +7,8 @@ A checkpoint is a folder (written by policy_train.py):
     dpo.npz       weights after DPO (Eq. 11), absent for an SFT-only training
     curves.json / curves.png / evaluation.json
 Bench and CLI checkpoints live under `<dataset cache>/chainrec_planner/<scenario>-<key>/`;
-`latest.json` beside them names the newest one per scenario, which the learned planner uses when
+`latest.json` beside them names the newest one per scenario and planner state (`latest_key`), which
+the learned planner uses when
 `chainrec_checkpoint` is empty (Studio, `graph.invoke()`); `recgraph bench` always names the
 checkpoint its protocol trained, so a run never depends on what else the cache holds.
 """
@@ -54,9 +55,10 @@ class ActionSpace:
         return (*self.tools, CANDIDATE_RANK)
 
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 """Bumped when the checkpoint layout or the feature vector changes (older ones are not loaded).
-2: config.json's `actions` (a catalog's) fix the output units and the used-tool features."""
+2: config.json's `actions` (a catalog's) fix the output units and the used-tool features.
+3: config.json's `state` (features.STATES) fixes what the vector reads; "memory" is Eq. 2's."""
 ROOT = "chainrec_planner"
 LATEST = "latest.json"
 
@@ -104,46 +106,68 @@ def checkpoint_root(dataset_spec: str) -> Path:
     return dataset_cache(get_environment(dataset_spec).dataset) / ROOT
 
 
+def latest_key(scenario: str, state: str = "memory") -> str:
+    """latest.json's key of a scenario's newest checkpoint trained on `state` (the memory state's
+    is the bare scenario; the scenario-aware ablation's "<scenario>@scenario")."""
+    return scenario if state == "memory" else f"{scenario}@{state}"
+
+
+def checkpoint_state(config: dict[str, Any]) -> str:
+    """The planner state a checkpoint's config.json was trained on."""
+    return str(config.get("state") or config.get("training", {}).get("state") or "scenario")
+
+
 def read_latest(root: Path) -> dict[str, str]:
     """scenario -> newest checkpoint folder name under `root` (empty when none)."""
     path = root / LATEST
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
-_found: dict[tuple[str, str, str], Path | None] = {}
+_found: dict[tuple[str, str, str, str], Path | None] = {}
 
 
-def mark_latest(root: Path, scenario: str, folder: Path) -> None:
-    """Record `folder` as the newest checkpoint of `scenario` (atomic replace)."""
-    latest = {**read_latest(root), scenario: folder.name}
+def mark_latest(root: Path, scenario: str, folder: Path, state: str = "memory") -> None:
+    """Record `folder` as the newest checkpoint of `scenario` on `state` (atomic replace)."""
+    latest = {**read_latest(root), latest_key(scenario, state): folder.name}
     temporary = root / (LATEST + ".tmp")
     temporary.write_text(json.dumps(latest, indent=1, sort_keys=True), encoding="utf-8")
     os.replace(temporary, root / LATEST)
     _found.clear()
 
 
-def is_resolved(dataset_spec: str, scenario: str, explicit: str = "") -> bool:
+def is_resolved(dataset_spec: str, scenario: str, explicit: str = "", state: str = "memory") -> bool:
     """True when `find_checkpoint` with these arguments answers from memory (no disk access)."""
-    return (dataset_spec, scenario, explicit) in _found
+    return (dataset_spec, scenario, explicit, state) in _found
 
 
-def find_checkpoint(dataset_spec: str, scenario: str, explicit: str = "") -> Path | None:
+def find_checkpoint(
+    dataset_spec: str, scenario: str, explicit: str = "", state: str = "memory"
+) -> Path | None:
     """The checkpoint to plan with: `explicit` when given, else the newest for the dataset and
-    scenario (never another scenario's); None when there is none. Looked up once per process
-    (reads the disk: call it off the event loop first; `mark_latest` forgets the answers)."""
-    key = (dataset_spec, scenario, explicit)
+    scenario trained on `state` in this format (never another scenario's or state's); None when there
+    is none. Looked up once per process (reads the disk: call it off the event loop first;
+    `mark_latest` forgets the answers)."""
+    key = (dataset_spec, scenario, explicit, state)
     if key not in _found:
-        _found[key] = _find(dataset_spec, scenario, explicit)
+        _found[key] = _find(dataset_spec, scenario, explicit, state)
     return _found[key]
 
 
-def _find(dataset_spec: str, scenario: str, explicit: str) -> Path | None:
+def usable(folder: Path, state: str) -> bool:
+    """True when `folder` holds a checkpoint of this format trained on `state`."""
+    path = folder / "config.json"
+    if not path.is_file():
+        return False
+    config = json.loads(path.read_text(encoding="utf-8"))
+    return config.get("format_version") == FORMAT_VERSION and checkpoint_state(config) == state
+
+
+def _find(dataset_spec: str, scenario: str, explicit: str, state: str) -> Path | None:
     if explicit:
         return Path(explicit) if (Path(explicit) / "config.json").is_file() else None
     root = checkpoint_root(dataset_spec)
-    latest = read_latest(root)
-    name = latest.get(scenario)
-    return root / name if name and (root / name / "config.json").is_file() else None
+    name = read_latest(root).get(latest_key(scenario, state))
+    return root / name if name and usable(root / name, state) else None
 
 
 @dataclass(frozen=True)
