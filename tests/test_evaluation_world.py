@@ -36,11 +36,43 @@ def test_the_cold_user_world_drops_only_the_hidden_part(tmp_path: Path) -> None:
     assert world.item_vectors() is env.item_vectors()  # the catalog's vectors, shared
 
 
-def test_classic_and_the_other_scenarios_keep_the_dataset() -> None:
+def test_classic_and_cold_item_keep_the_dataset() -> None:
     context = Context(dataset="ml-100k")
-    for scenario in ("classic", "cold_item", "evolving_long", "evolving_short"):
+    for scenario in ("classic", "cold_item"):
         protocol = Protocol(dataset="ml-100k", scenario=scenario, users=3)
         assert evaluation_context(context, protocol, []) is context
+
+
+def write_dated(folder: Path) -> str:
+    """Two users whose interactions are 1, 2, ... days apart at first and 1 hour apart at the end."""
+    folder.mkdir(parents=True)
+    items = ["item_id:token\tmovie_title:token_seq"] + [f"{n}\t{t}" for n, t in enumerate(TITLES, 1)]
+    (folder / "dated.item").write_text("\n".join(items) + "\n")
+    day, hour = 86_400, 3_600
+    # "e": six items 25 days apart, then its validation item and target an hour apart: under
+    # evolving_short (7 days) it sees only its validation item. "o" keeps everything.
+    stamps = {"e": [25 * day * k for k in range(6)] + [150 * day + hour, 150 * day + 2 * hour],
+              "o": [day * k for k in range(8)]}  # fmt: skip
+    rows = ["user_id:token\titem_id:token\ttimestamp:float"]
+    for u, (user, times) in enumerate(stamps.items()):
+        rows += [f"{user}\t{u * 8 + k + 1}\t{t}" for k, t in enumerate(times)]
+    (folder / "dated.inter").write_text("\n".join(rows) + "\n")
+    return str(folder)
+
+
+@pytest.mark.parametrize("scenario", ["evolving_short", "evolving_long"])
+def test_the_evolving_worlds_drop_the_history_outside_the_window(tmp_path: Path, scenario: str) -> None:
+    """An evolving scenario hides the history older than its window: its world drops it for the
+    evaluated user, who keeps its validation item and target even when that is all it has left."""
+    data = write_dated(tmp_path / "dated")
+    env = get_environment(data)
+    hidden = [e.item_id for e in hidden_interactions(env.cases["e"], scenario)]
+    shown = {"evolving_short": ["7"], "evolving_long": ["4", "5", "6", "7"]}[scenario]
+    assert env.history("e", scenario) == shown and hidden == [str(n) for n in range(1, 8 - len(shown))]
+    world = evaluation_world(data, scenario, ["e"])
+    assert world.cases["e"].target == env.cases["e"].target and world.history("e", scenario) == shown
+    assert world.train_matrix.nnz == env.train_matrix.nnz - len(hidden)
+    assert world.cases["o"] == env.cases["o"]  # not evaluated: nothing dropped
 
 
 def write_light_users(folder: Path) -> str:

@@ -1,7 +1,7 @@
 """A run's evaluation world: the dataset as everything the run trains may see it.
 
-Under `classic`, `cold_item` and the evolving scenarios the world is the dataset itself. Two scenarios
-get a world of their own, a derived `Environment` with a spec `get_environment` resolves:
+Under `classic` and `cold_item` the world is the dataset itself. The other scenarios get a world of
+their own, a derived `Environment` with a spec `get_environment` resolves:
 - `cold_user` hides each evaluated user's history before their last 3 items. Its world is the dataset
   without those hidden interactions: the users' visible items, validation item and target stay (so
   their split, target and visible history are those of the dataset), every other user keeps
@@ -9,6 +9,9 @@ get a world of their own, a derived `Environment` with a spec `get_environment` 
   `<dataset>#eval:cold_user:<digest>`; the user list is kept in this process and in
   `<RECGRAPH_HOME>/evaluation_worlds/<digest>.json`, where worker processes (and servers sharing the
   RECGRAPH_HOME) find it.
+- `evolving_long` / `evolving_short` hide each evaluated user's history older than 90 / 7 days before
+  the target: their world drops it the same way (`<dataset>#eval:evolving_short:<digest>`), with a
+  split floor of 2 so a user whose window holds only its validation item stays in the split.
 - `cold_start` evaluates users with 2-3 interactions, which the default split drops: its world is the
   same interactions split down to 2 (`<dataset>#eval:cold_start`). A short user adds 0-1 training
   interactions, all visible to them, so no one's hidden data is in it.
@@ -40,10 +43,12 @@ from world.split import UserCase
 
 WORLD_MARK = "#eval:"
 """Separates a dataset spec from its evaluation world's (`<dataset>#eval:<scenario>[:<digest>]`)."""
-HIDES_HISTORY = frozenset({"cold_user"})
-"""Scenarios whose world drops what they hide from the evaluated users. The evolving scenarios hide
-older history too but keep the dataset as their world, so their figures stay those of earlier runs
-(docs/data-and-protocol.md names it)."""
+HIDES_HISTORY = frozenset({"cold_user", "evolving_long", "evolving_short"})
+"""Scenarios whose world drops what they hide from the evaluated users."""
+VISIBLE_FLOOR = {"evolving_long": 2, "evolving_short": 2}
+"""The world's split floor where a scenario may show a user only its validation item: the user keeps
+its validation item and target (2 interactions) in the world, never falling out of the split (which
+would make its target a training interaction)."""
 OWN_SPLIT = frozenset({"cold_start"})
 """Scenarios whose world is the dataset split down to 2 interactions per user."""
 _users_of: dict[str, list[str]] = {}
@@ -101,7 +106,10 @@ def load_world(spec: str) -> Environment:
         world = Environment(renamed(base.dataset, scenario), min_interactions=2)
     elif scenario in HIDES_HISTORY and digest:
         users = _recorded_users(digest)
-        world = Environment(without_hidden(base.dataset, base.cases, scenario, users, digest))
+        world = Environment(
+            without_hidden(base.dataset, base.cases, scenario, users, digest),
+            min_interactions=VISIBLE_FLOOR.get(scenario, 3),
+        )
         check_same_view(base, world, scenario, users)
     else:
         raise ProtocolError(f"{spec!r} names no evaluation world (scenario {scenario!r})")
