@@ -17,10 +17,10 @@ One room per method family:
   semantic validator, evolver, retrieval and ranker;
 - `agents.chainrec`: ChainRec in three parts: `online` (the Tool Agent Library, the feasibility mask,
   the planners, CandidateRank), `offline` (training tasks, trajectories, reward, SFT/DPO policy
-  training, the TRL export) and `mining` (tool construction from chain-of-thought traces); its
-  `online.method_tools` wrap MemRec's, AMEM4Rec's, ARAG's and item-kNN's evidence as library tools;
-- `agents.router`: the router's catalog (ChainRec's tools plus the method tools, with planned costs)
-  and its rule planner.
+  training, the TRL export) and `mining` (tool construction from chain-of-thought traces);
+- `agents.router`: the router's `method_tools` (MemRec's, AMEM4Rec's, ARAG's and item-kNN's evidence
+  as library tools), its catalog (ChainRec's tools plus the method tools, with planned costs) and its
+  rule planner.
 
 May import: `prompts`, `tools`, `state`, `world`.
 """

@@ -1,2 +1,2 @@
 """The router's agents: its catalog (ChainRec's tools plus the method tools of
-agents/chainrec/online/method_tools/) and its rule planner."""
+agents/router/method_tools/) and its rule planner."""

@@ -33,13 +33,13 @@ from agents.chainrec.online.catalog import (
     ToolCost,
 )
 from agents.chainrec.online.library import LIBRARY
-from agents.chainrec.online.method_tools import (
+from agents.chainrec.online.tool_agent import FetchFn
+from agents.router.method_tools import (
     collaborative,
     intent_evidence,
     memory_neighbourhood,
     pattern_memories,
 )
-from agents.chainrec.online.tool_agent import FetchFn
 from state.chainrec.context import ChainRecContext
 from world.environment import Environment
 

@@ -46,7 +46,6 @@ from agents.chainrec.offline.training_tasks import TrajectoryConfig
 from agents.chainrec.offline.trajectories import TrajectoryRun, existing_run, generate
 from agents.chainrec.online.catalog import evidence_tools
 from agents.chainrec.online.learned_catalog import catalog_root
-from agents.chainrec.online.method_tools.pattern_memories import NAME as PATTERN_MEMORIES
 from agents.chainrec.online.policy import ActionSpace, mark_latest
 from agents.router.catalog import (
     ROUTER_LIBRARY,
@@ -54,6 +53,7 @@ from agents.router.catalog import (
     router_costs,
     unavailable_tools,
 )
+from agents.router.method_tools.pattern_memories import NAME as PATTERN_MEMORIES
 from agents.router.rules import RouterRulePlanner
 from graphs.chainrec.learned import phase_progress, train_config, training_summary
 from graphs.chainrec.learned import trajectory_config as chainrec_trajectory_config

@@ -11,8 +11,8 @@ import pytest
 
 from agents.baselines.classic import score_bpr, score_itemknn
 from agents.chainrec.online.evidence import percentile_ranks
-from agents.chainrec.online.method_tools.collaborative import collaborative_signal
 from agents.chainrec.online.tool_agent import Episode
+from agents.router.method_tools.collaborative import collaborative_signal
 from graphs.hooks import Prepared, PrepareRequest
 from graphs.router import prepare
 from state.baselines.context import BaselinesContext

@@ -15,11 +15,11 @@ import pytest
 
 from agents.arag.signals import fused_scores, heuristic_nli
 from agents.base import run_agent
-from agents.chainrec.online.method_tools import intent_evidence as ie
-from agents.chainrec.online.method_tools import memory_neighbourhood as mn
-from agents.chainrec.online.method_tools import pattern_memories as pm
-from agents.chainrec.online.method_tools.support import fetched_cost
 from agents.chainrec.online.tool_agent import Episode, Fetched, tool_task
+from agents.router.method_tools import intent_evidence as ie
+from agents.router.method_tools import memory_neighbourhood as mn
+from agents.router.method_tools import pattern_memories as pm
+from agents.router.method_tools.support import fetched_cost
 from graphs.amem4rec.graph import graph as amem4rec_graph
 from graphs.amem4rec.training import train_pool
 from graphs.memrec.graph import graph as memrec_graph

@@ -27,14 +27,14 @@ from agents.amem4rec.ranker import fallback_scores
 from agents.amem4rec.retrieval import history_query, ranking_pool, recent_items, retrieve_memories
 from agents.chainrec.online.catalog import ToolCost, ToolSpec
 from agents.chainrec.online.evidence import clip01
-from agents.chainrec.online.method_tools.support import (
+from agents.chainrec.online.tool_agent import Episode, Fetched, facet
+from agents.router.method_tools.support import (
     item_evidence,
     knobs,
     planned_cost,
     top_titles,
     visible_items,
 )
-from agents.chainrec.online.tool_agent import Episode, Fetched, facet
 from agents.validation import cut_text
 from prompts.common import CANDIDATES_HEADER, item_block, item_line, quote
 from state.amem4rec.context import Amem4RecContext

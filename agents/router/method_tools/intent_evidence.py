@@ -26,14 +26,14 @@ import numpy as np
 from agents.arag.agents import context_summary_task, nli_task, user_understanding_task
 from agents.arag.signals import NEUTRAL_SCORE, fused_scores, split_context
 from agents.chainrec.online.catalog import ToolCost, ToolSpec
-from agents.chainrec.online.method_tools.support import (
+from agents.chainrec.online.tool_agent import Episode, Fetched, facet
+from agents.router.method_tools.support import (
     item_evidence,
     knobs,
     planned_cost,
     top_titles,
     visible_items,
 )
-from agents.chainrec.online.tool_agent import Episode, Fetched, facet
 from agents.validation import cut_text
 from prompts.common import CANDIDATES_HEADER, item_block, item_line, quote
 from state.arag.context import AragContext

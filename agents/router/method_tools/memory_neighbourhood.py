@@ -29,16 +29,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from agents.chainrec.online.catalog import ToolCost, ToolSpec
-from agents.chainrec.online.method_tools.support import (
+from agents.chainrec.online.tool_agent import Episode, Fetched, facet
+from agents.memrec.neighbourhood_view import NeighbourhoodView, neighbourhood_view
+from agents.memrec.synthesis import fit_budget, neighbour_notes
+from agents.router.method_tools.support import (
     item_evidence,
     knobs,
     planned_cost,
     top_titles,
     visible_items,
 )
-from agents.chainrec.online.tool_agent import Episode, Fetched, facet
-from agents.memrec.neighbourhood_view import NeighbourhoodView, neighbourhood_view
-from agents.memrec.synthesis import fit_budget, neighbour_notes
 from prompts.common import CANDIDATES_HEADER, item_line, quote
 from state.chainrec.context import ChainRecContext
 from state.chainrec.schemas import MAX_FACETS, ToolOutput
