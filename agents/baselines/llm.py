@@ -20,8 +20,10 @@ import numpy as np
 from langchain_core.prompts import ChatPromptTemplate
 
 from agents.base import AgentTask
+from agents.baselines import llmrank
 from agents.ranking import ranking_json_schema, repair_ranking
 from prompts import baselines as prompts
+from prompts.baselines import llmrank as llmrank_prompts
 from prompts.common import candidates_block, item_block
 from state.baselines.context import BaselinesContext
 from state.schemas import RankedList
@@ -30,6 +32,15 @@ from tools.user_context import SESSION_ITEMS, context_vector, split_context
 from world.environment import Environment
 
 HistorySlice = Callable[[Environment, BaselinesContext, Sequence[str], Sequence[str]], list[str]]
+Slots = Callable[[Environment, list[str]], dict[str, str]]
+"""(environment, shown history) -> the prompt's extra slots (LLMRank's latest item, its demonstration)."""
+Profile = Callable[[list[str]], list[str]]
+"""Shown history -> the items whose mean MiniLM vector the fallback ranks by (repeats weigh more)."""
+
+
+def same_items(shown: list[str]) -> list[str]:
+    """The fallback profiles the shown history as it is."""
+    return shown
 
 
 def recent_history(
@@ -71,6 +82,12 @@ class PromptedRanker:
     """Prompt with {history}, {candidates} (and optionally {count}) slots."""
     history_slice: HistorySlice
     """Which history items the prompt (and the fallback) use."""
+    slots: Slots | None = None
+    """Extra prompt slots beyond {history}, {candidates} and {count}; None: none."""
+    profile: Profile = same_items
+    """What the fallback's similarity profile is made of (default: the shown items, equally)."""
+    history_block: Callable[[Environment, list[str]], str] | None = None
+    """How the shown history is written (default: `prompts.common.item_block`)."""
 
     @property
     def agent(self) -> str:
@@ -82,11 +99,13 @@ class PromptedRanker:
     ) -> AgentTask[RankedList]:
         """The agent task for one user."""
         shown = self.history_slice(env, ctx, history, candidates)
-        fallback_order = similarity_order(env, shown, candidates)
+        fallback_order = similarity_order(env, self.profile(shown), candidates)
+        block = self.history_block(env, shown) if self.history_block else item_block(env.dataset, shown)
         messages = self.prompt.format_messages(
-            history=item_block(env.dataset, shown),
+            history=block,
             candidates=candidates_block(env.dataset, candidates),
             count=len(shown),
+            **(self.slots(env, shown) if self.slots else {}),
         )
 
         def validate(answer: RankedList) -> tuple[RankedList, list[str]]:
@@ -113,5 +132,17 @@ RANKERS: dict[str, PromptedRanker] = {
     "vanilla_llm": PromptedRanker("vanilla_llm", prompts.VANILLA_LLM, recent_history),
     "recency_llm": PromptedRanker("recency_llm", prompts.RECENCY_LLM, latest_history),
     "vanilla_rag": PromptedRanker("vanilla_rag", prompts.VANILLA_RAG, retrieved_history),
-}
+    "llmrank_sequential": PromptedRanker(
+        "llmrank_sequential", llmrank_prompts.SEQUENTIAL, llmrank.shown_history,
+        history_block=llmrank.numbered_history,
+    ),
+    "llmrank_recency": PromptedRanker(
+        "llmrank_recency", llmrank_prompts.RECENCY, llmrank.shown_history, llmrank.recency_slots,
+        llmrank.recency_profile, llmrank.numbered_history,
+    ),
+    "llmrank_icl": PromptedRanker(
+        "llmrank_icl", llmrank_prompts.ICL, llmrank.shown_history, llmrank.icl_slots,
+        history_block=llmrank.numbered_history,
+    ),
+}  # fmt: skip
 """LLM baseline name -> its ranker."""

@@ -6,6 +6,7 @@ per baseline (`random_graph`, `popularity_graph`, ...) and their `builders`.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -21,11 +22,15 @@ from state.blackboard import post
 from state.contract import RecInput, RecOutput
 from tools.catalog_index import unseen_items
 from tools.similarity import rank_by_scores
-from world.environment import get_environment
+from world.environment import Environment, get_environment
+
+Details = Callable[[Environment, Sequence[str], Sequence[str]], dict[str, Any]]
+"""(environment, visible history, scored items) -> the user's `details` (e.g. fallback counts)."""
 
 
-def make_ranker_node(name: str, scorer: Scorer, ranks_by: str) -> DualNode:
-    """A node that scores the candidates (or, in retrieve mode, every unseen item)."""
+def make_ranker_node(name: str, scorer: Scorer, ranks_by: str, details: Details | None = None) -> DualNode:
+    """A node that scores the candidates (or, in retrieve mode, every unseen item); `details`, when
+    given, adds the user's per-method figures."""
 
     def rank(state: BaseState, config: RunnableConfig) -> dict[str, Any]:
         ctx = current_context()
@@ -42,12 +47,15 @@ def make_ranker_node(name: str, scorer: Scorer, ranks_by: str) -> DualNode:
         note = f"ranked {len(items)} items by {ranks_by}" + (
             f"; kept the top {len(ranking)}" if retrieve else ""
         )
-        return {
+        update = {
             "candidates": ranking if retrieve else state["candidates"],
             "ranking": ranking,
             "scores": kept,
             "trace": [post(f"{name}_ranker", note)],
         }
+        if details is not None:
+            update["details"] = details(env, history, items)
+        return update
 
     # Blocking: the first call may train a model (BPR) or load embeddings; keep it off the loop.
     return step_node(f"{name}_ranker", rank, blocking=True)

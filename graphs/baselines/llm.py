@@ -73,3 +73,6 @@ builders: dict[str, StateGraph] = {name: build_llm_baseline(name) for name in RA
 vanilla_llm_graph = compile_method(builders["vanilla_llm"], "vanilla_llm")
 recency_llm_graph = compile_method(builders["recency_llm"], "recency_llm")
 vanilla_rag_graph = compile_method(builders["vanilla_rag"], "vanilla_rag")
+llmrank_sequential_graph = compile_method(builders["llmrank_sequential"], "llmrank_sequential")
+llmrank_recency_graph = compile_method(builders["llmrank_recency"], "llmrank_recency")
+llmrank_icl_graph = compile_method(builders["llmrank_icl"], "llmrank_icl")

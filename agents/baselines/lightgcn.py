@@ -1,0 +1,179 @@
+"""LightGCN from PyTorch Geometric (`torch_geometric.nn.models.LightGCN`, plain PyTorch).
+
+The graph is the user-item bipartite graph of the training interactions only (validation and test
+targets are never edges); PyG's LightGCN propagates the embeddings over it (`lightgcn_layers` layers,
+symmetric normalisation, layer mean) and its `recommendation_loss` is the paper's BPR loss with L2 on
+the batch's ego embeddings. Training follows the paper: Adam, batches of training interactions, one
+uniformly sampled item the user did not interact with in training per positive, drawn among the
+items that have training interactions (as cornac's samplers do: an item only a validation or test
+target holds is never touched, its embedding stays as initialised). Every
+`lightgcn_eval_every` epochs the validation targets are ranked against the whole catalog (training
+items masked) and recall@20 is taken; training stops after `lightgcn_patience` checks without a gain
+and the best checkpoint's propagated embeddings are kept (cached, so scoring needs no torch).
+
+Scoring: in the classic scenario, the user's propagated embedding; otherwise (and for users with no
+training interactions) the mean of the visible warm items' propagated embeddings, as bpr does.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from agents.baselines.trained import (
+    TrainingData,
+    cache_path,
+    load_checkpoint,
+    save_checkpoint,
+    seeded_torch,
+    training_data,
+)
+from state.baselines.context import BaselinesContext
+from world.environment import Environment
+from world.progress import end, report
+
+RECALL_AT = 20
+"""The validation metric's cut-off (the paper's recall@20)."""
+REDRAWS = 100
+"""Most redraws of a negative that turned out to be one of the user's training items."""
+EVAL_USERS = 2048
+"""Users scored at once in a validation check (bounds its memory on a large catalog)."""
+
+
+@dataclass
+class LightGCNModel:
+    """LightGCN's propagated embeddings (users then items, catalog order) and its training figures."""
+
+    users: np.ndarray
+    """Row `env.user_index[u]`: user u's final embedding."""
+    items: np.ndarray
+    """Row `env.item_index[i]`: item i's final embedding."""
+    info: dict[str, Any] = field(default_factory=dict)
+    """metrics.json's `training` entry."""
+
+
+def knobs(ctx: BaselinesContext) -> dict[str, Any]:
+    """LightGCN's knobs and the seed (its cache key)."""
+    own = {k.removeprefix("lightgcn_"): v for k, v in vars(ctx).items() if k.startswith("lightgcn_")}
+    return {**own, "seed": ctx.seed}
+
+
+def edges(env: Environment, data: TrainingData) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct training (user row, item row) pairs."""
+    pairs = {(env.user_index[u], row) for u, rows in data.sequences.items() for row in rows}
+    ordered = np.array(sorted(pairs), dtype=np.int64).reshape(-1, 2)
+    return ordered[:, 0], ordered[:, 1]
+
+
+def train_lightgcn(env: Environment, ctx: BaselinesContext) -> LightGCNModel:
+    """LightGCN trained on `env`'s training interactions, or its cached embeddings."""
+    import torch_geometric
+
+    settings = knobs(ctx)
+    data = training_data(env)
+    path = cache_path(env, "lightgcn", settings, f"torch_geometric-{torch_geometric.__version__}", data)
+    info: dict[str, Any] = {"library": f"torch_geometric {torch_geometric.__version__}", "cache": str(path)}
+    if path.is_file():
+        saved = load_checkpoint(path)
+        info.update(saved["info"], reused=True)
+        return LightGCNModel(saved["users"].numpy(), saved["items"].numpy(), info)
+    started = time.perf_counter()
+    with seeded_torch(ctx.seed):
+        users, items, figures = fit(env, data, settings)
+    info.update(figures, seconds=round(time.perf_counter() - started, 2), reused=False)
+    save_checkpoint(path, {"users": users, "items": items, "info": figures})
+    return LightGCNModel(users.numpy(), items.numpy(), info)
+
+
+def fit(env: Environment, data: TrainingData, settings: dict[str, Any]) -> tuple[Any, Any, dict[str, Any]]:
+    """The training loop; returns the best check's (user, item) embeddings and the figures."""
+    import torch
+    from torch_geometric.nn.models import LightGCN
+    from torch_geometric.utils import to_torch_csr_tensor
+
+    n_users, n_items = len(env.user_ids), len(env.item_ids)
+    user_rows, item_rows = edges(env, data)
+    u, i = torch.from_numpy(user_rows), torch.from_numpy(item_rows) + n_users
+    graph = to_torch_csr_tensor(
+        torch.stack([torch.cat([u, i]), torch.cat([i, u])]), size=(n_users + n_items,) * 2
+    )
+    model = LightGCN(n_users + n_items, settings["embedding_dim"], settings["layers"])
+    optimiser = torch.optim.Adam(model.parameters(), lr=settings["learning_rate"])
+    seen = env.train_matrix.tocsr()
+    warm = np.unique(item_rows)
+    rng = np.random.default_rng(settings["seed"])
+    label, epochs = "lightgcn training", settings["epochs"]
+    best: tuple[float, int, Any] = (-1.0, 0, None)
+    checks_without_gain, epoch = 0, 0
+    report(label, 0, epochs)
+    while epoch < epochs and (checks_without_gain < settings["patience"] or best[2] is None):
+        model.train()
+        order = rng.permutation(len(user_rows))
+        for start in range(0, len(order), settings["batch_size"]):
+            batch = order[start : start + settings["batch_size"]]
+            negatives = unseen_items(seen, user_rows[batch], warm, rng)
+            pairs = torch.stack(
+                [u[batch].repeat(2), torch.cat([i[batch], torch.from_numpy(negatives) + n_users])]
+            )
+            optimiser.zero_grad()
+            positive, negative = model(graph, pairs).chunk(2)
+            loss = model.recommendation_loss(
+                positive, negative, node_id=pairs.unique(), lambda_reg=settings["reg"]
+            )
+            loss.backward()
+            optimiser.step()
+        epoch += 1
+        report(label, epoch, epochs)
+        if epoch % settings["eval_every"] == 0 or epoch == epochs:
+            embedding = propagated(model, graph)
+            recall = validation_recall(env, data, seen, embedding, n_users)
+            if recall > best[0]:
+                best, checks_without_gain = (recall, epoch, embedding), 0
+            else:
+                checks_without_gain += 1
+    end(label)
+    embedding = best[2]
+    figures = {"epochs": epoch, "best_epoch": best[1], "validation_recall_at_20": round(best[0], 4)}
+    return embedding[:n_users].clone(), embedding[n_users:].clone(), figures
+
+
+def propagated(model: Any, graph: Any) -> Any:
+    """PyG's final (layer-averaged) embeddings of every node, without gradients."""
+    import torch
+
+    model.eval()
+    with torch.no_grad():
+        return model.get_embedding(graph)
+
+
+def unseen_items(seen: Any, users: np.ndarray, pool: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One item of `pool` per user, uniformly, that the user has no training interaction with
+    (redrawn until so, at most `REDRAWS` times: a user who has every item keeps a positive)."""
+    negatives = pool[rng.integers(0, len(pool), len(users))]
+    clash = np.asarray(seen[users, negatives]).ravel() > 0
+    for _ in range(REDRAWS):
+        if not clash.any():
+            break
+        negatives[clash] = pool[rng.integers(0, len(pool), int(clash.sum()))]
+        clash = np.asarray(seen[users, negatives]).ravel() > 0
+    return negatives
+
+
+def validation_recall(env: Environment, data: TrainingData, seen: Any, embedding: Any, n_users: int) -> float:
+    """Share of validation targets ranked in the top 20 of the catalog (training items masked)."""
+    users = [env.user_index[u] for u in data.validation]
+    targets = np.array(list(data.validation.values()), dtype=np.int64)
+    if not users:
+        return 0.0
+    hits = 0
+    items = embedding[n_users:].numpy()
+    for start in range(0, len(users), EVAL_USERS):
+        rows = np.array(users[start : start + EVAL_USERS])
+        scores = embedding[rows].numpy() @ items.T
+        scores[seen[rows].toarray() > 0] = -np.inf
+        target = scores[np.arange(len(rows)), targets[start : start + EVAL_USERS]]
+        hits += int(((scores > target[:, None]).sum(axis=1) < RECALL_AT).sum())
+    return hits / len(users)

@@ -1,0 +1,174 @@
+"""SASRec and GRU4Rec from cornac (`cornac.models.SASRec`, `cornac.models.GRU4Rec`, plain PyTorch).
+
+Each split user's training history is one cornac session (the most recent `<m>_max_len` + 1 items,
+as SASRec's paper keeps the latest n actions); a second set of sessions, the same items followed by
+the validation target, is cornac's `val_set`: with `model_selection="best"` checked every epoch,
+cornac keeps the epoch whose validation recall@20 is best (early stopping by the best checkpoint).
+Cornac's item index is our catalog row (its item map is filled with every row first), so a
+candidate's score is read at its row. The network's weights are cached (`agents.baselines.trained`);
+a reloaded model is the same cornac recommender with those weights.
+
+Scoring reads the visible history's warm items (the last `<m>_max_len`), oldest first.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from agents.baselines.trained import (
+    TrainingData,
+    cache_path,
+    load_checkpoint,
+    save_checkpoint,
+    seeded_torch,
+    training_data,
+)
+from state.baselines.context import BaselinesContext
+from world.environment import Environment
+from world.progress import report
+
+SEQUENTIAL = ("sasrec", "gru4rec")
+"""The cornac sequential baselines."""
+
+
+@dataclass
+class SequentialModel:
+    """A trained cornac next-item recommender and what its training did."""
+
+    recommender: Any
+    """The cornac `SASRec` / `GRU4Rec` (fitted, or rebuilt around cached weights)."""
+    max_len: int
+    """How many of the most recent history items it reads."""
+    info: dict[str, Any] = field(default_factory=dict)
+    """metrics.json's `training` entry: library, epochs, sessions, seconds, cache file, reuse."""
+
+    def scores(self, history_rows: Sequence[int]) -> np.ndarray:
+        """Scores of every catalog row after the given history (rows, oldest first)."""
+        recent = list(history_rows)[-self.max_len :]
+        return np.asarray(self.recommender.score(0, history_items=recent), dtype=np.float64)
+
+
+def knobs(name: str, ctx: BaselinesContext) -> dict[str, Any]:
+    """The model's own knobs (and the seed): its cache key and its cornac settings."""
+    prefix = f"{name}_"
+    own = {k.removeprefix(prefix): v for k, v in vars(ctx).items() if k.startswith(prefix)}
+    return {**own, "seed": ctx.seed}
+
+
+def recommender(name: str, settings: dict[str, Any], trainable: bool = True) -> Any:
+    """The cornac recommender for `settings` (`knobs`); loss and sampling are cornac's defaults."""
+    common = {
+        "batch_size": settings["batch_size"],
+        "learning_rate": settings["learning_rate"],
+        "n_sample": settings["negatives"],
+        "n_epochs": settings["epochs"],
+        "seed": settings["seed"],
+        "model_selection": "best",
+        "val_eval_every": 1,
+        "trainable": trainable,
+    }
+    if name == "sasrec":
+        from cornac.models import SASRec
+
+        return SASRec(
+            embedding_dim=settings["embedding_dim"],
+            max_len=settings["max_len"],
+            num_blocks=settings["num_blocks"],
+            num_heads=settings["num_heads"],
+            dropout=settings["dropout"],
+            **common,
+        )
+    from cornac.models import GRU4Rec
+
+    return GRU4Rec(layers=[settings["hidden"]], **common)
+
+
+def network(name: str, settings: dict[str, Any], n_items: int) -> Any:
+    """An untrained network of the shape cornac's `fit` builds (to load cached weights into)."""
+    if name == "sasrec":
+        from cornac.models.sasrec.sasrec import SASRecModel
+
+        return SASRecModel(
+            item_num=n_items,
+            embedding_dim=settings["embedding_dim"],
+            maxlen=settings["max_len"],
+            n_layers=settings["num_blocks"],
+            n_heads=settings["num_heads"],
+            use_biases=False,
+            dropout=settings["dropout"],
+            pad_idx=n_items,
+        )
+    from cornac.models.gru4rec.gru4rec import GRU4RecModel
+
+    return GRU4RecModel(n_items=n_items, layers=[settings["hidden"]])
+
+
+def sessions(env: Environment, data: TrainingData, max_len: int) -> tuple[Any, Any]:
+    """cornac's (train_set, val_set): each user's latest `max_len` + 1 training items, and the
+    latest `max_len` followed by the validation target."""
+    from cornac.data import SequentialDataset
+
+    items: OrderedDict[int, int] = OrderedDict((row, row) for row in range(len(env.item_ids)))
+    users: OrderedDict[str, int] = OrderedDict()
+    train, valid = [], []
+    for user, rows in data.sequences.items():
+        train += [(user, user, row, t) for t, row in enumerate(rows[-(max_len + 1) :])]
+        if user in data.validation:
+            shown = [*rows[-max_len:], data.validation[user]]
+            valid += [(user, user, row, t) for t, row in enumerate(shown)]
+    train_set = SequentialDataset.build(
+        train, fmt="USIT", global_uid_map=users, global_sid_map=OrderedDict(), global_iid_map=items
+    )
+    val_set = SequentialDataset.build(
+        valid, fmt="USIT", global_uid_map=users, global_sid_map=OrderedDict(), global_iid_map=items
+    )
+    return train_set, val_set
+
+
+def train_sequential(env: Environment, ctx: BaselinesContext, name: str) -> SequentialModel:
+    """`name` trained on `env`'s training sessions, or rebuilt from its cached weights."""
+    import cornac
+
+    settings = knobs(name, ctx)
+    data = training_data(env)
+    path = cache_path(env, name, settings, f"cornac-{cornac.__version__}", data)
+    train_set, val_set = sessions(env, data, settings["max_len"])
+    info = {
+        "library": f"cornac {cornac.__version__}",
+        "sessions": len(train_set.sessions),
+        "cache": str(path),
+    }
+    if path.is_file():
+        return rebuilt(name, settings, train_set, load_checkpoint(path), {**info, "reused": True})
+    label, started = f"{name} training", time.perf_counter()
+    report(label, 0, settings["epochs"])
+    # cornac's GRU4Rec iterator assumes at least a batch of sessions (its hidden state has
+    # batch_size rows): a smaller catalog trains with one batch of all its sessions.
+    batch = min(settings["batch_size"], max(1, len(train_set.sessions)))
+    model = recommender(name, {**settings, "batch_size": batch})
+    with seeded_torch(ctx.seed):
+        model.fit(train_set, val_set)
+    report(label, settings["epochs"], settings["epochs"])
+    seconds = time.perf_counter() - started
+    info.update(epochs=settings["epochs"], seconds=round(seconds, 2), reused=False)
+    save_checkpoint(path, {"state": model.model.state_dict(), "seconds": seconds})
+    return SequentialModel(model, settings["max_len"], info)
+
+
+def rebuilt(
+    name: str, settings: dict[str, Any], train_set: Any, saved: dict[str, Any], info: dict[str, Any]
+) -> SequentialModel:
+    """The cornac recommender around cached weights (its maps set by a no-training `fit`)."""
+    model = recommender(name, settings, trainable=False)
+    model.fit(train_set)
+    model.model = network(name, settings, model.total_items)
+    model.model.load_state_dict(saved["state"])
+    model.pad_idx = model.total_items
+    info.update(epochs=settings["epochs"], seconds=round(float(saved["seconds"]), 2))
+    return SequentialModel(model, settings["max_len"], info)

@@ -1,0 +1,126 @@
+"""What the trained baselines (SASRec, GRU4Rec, LightGCN) share: their training data, cache files,
+seeded torch sessions and the cold-start fallback.
+
+- Training data: each split user's training history only (`UserCase.history`, oldest first); the
+  validation interaction is kept apart, as the target the best epoch is chosen on; the test target is
+  never read.
+- Cache: `$RECGRAPH_HOME/<dataset>/<model>-<knobs>-<digest>.pt`, the digest over the training
+  sequences, the validation targets, the library's version and the seed, so another split, other
+  knobs or another library version train anew, and a rerun reads the saved weights back exactly.
+- Fallback: a candidate nobody interacted with in training (a cold item) has an untrained embedding;
+  it is ranked after every warm candidate, in the order given (all have popularity 0). A user whose
+  visible history has no warm item (a cold user) gets the popularity order. Both are counted in
+  each user's `details` (`cold_user`, `cold_candidates`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.baselines.classic import popularity_scores
+from world.environment import Environment
+from world.paths import dataset_cache
+
+
+@dataclass(frozen=True)
+class TrainingData:
+    """The interactions a trained baseline may learn from, as catalog rows (`env.item_index`)."""
+
+    sequences: dict[str, list[int]]
+    """Split user -> their training items, oldest first (validation and test targets left out)."""
+    validation: dict[str, int]
+    """Split user -> their validation item (chooses the epoch kept; never a training positive)."""
+
+    @cached_property
+    def digest(self) -> str:
+        """A fingerprint of every sequence and validation target, in user order."""
+        digest = hashlib.sha256()
+        for user in sorted(self.sequences):
+            digest.update(f"{user}:{self.sequences[user]}:{self.validation.get(user)};".encode())
+        return digest.hexdigest()[:16]
+
+
+def training_data(env: Environment) -> TrainingData:
+    """Each split user's training history and validation target, from the dataset's split."""
+    index = env.item_index
+    sequences = {user: [index[e.item_id] for e in case.history] for user, case in env.cases.items()}
+    validation = {user: index[case.valid.item_id] for user, case in env.cases.items() if case.valid}
+    return TrainingData(sequences, validation)
+
+
+def cache_path(env: Environment, model: str, knobs: dict[str, Any], version: str, data: TrainingData) -> Path:
+    """Where `model` trained with `knobs` (seed included) by `version` of its library on `data` is kept."""
+    settings = ",".join(f"{k}={v}" for k, v in sorted(knobs.items()))
+    key = hashlib.sha256(f"{settings}|{version}|{data.digest}".encode()).hexdigest()[:16]
+    return dataset_cache(env.dataset) / f"{model}-{key}.pt"
+
+
+def save_checkpoint(path: Path, payload: dict[str, Any]) -> None:
+    """`torch.save` through a temporary file of this process: a killed run leaves no half file."""
+    import torch
+
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    torch.save(payload, temporary)
+    temporary.replace(path)
+
+
+def load_checkpoint(path: Path) -> dict[str, Any]:
+    """A checkpoint written by `save_checkpoint` (tensors, numbers and strings only)."""
+    import torch
+
+    return torch.load(path, map_location="cpu", weights_only=True)
+
+
+@contextmanager
+def seeded_torch(seed: int) -> Iterator[None]:
+    """Seed torch, numpy's and Python's global generators and ask torch for deterministic kernels;
+    the global numpy/Python states and the determinism flag are restored afterwards (cornac's GRU4Rec
+    reseeds numpy's global generator)."""
+    import torch
+
+    numpy_state, python_state = np.random.get_state(), random.getstate()
+    deterministic = torch.are_deterministic_algorithms_enabled()
+    torch.manual_seed(seed)
+    np.random.seed(seed % 2**32)
+    random.seed(seed)
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*[Ss]parse CSR tensor support.*")
+            yield
+    finally:
+        torch.use_deterministic_algorithms(deterministic)
+        np.random.set_state(numpy_state)
+        random.setstate(python_state)
+
+
+def warm_mask(env: Environment, items: Sequence[str]) -> np.ndarray:
+    """True for the items with at least one training interaction."""
+    return popularity_scores(env, items) > 0
+
+
+def with_cold_fallback(env: Environment, items: Sequence[str], scores: np.ndarray) -> np.ndarray:
+    """`scores` with every cold item moved below every warm one (they keep the given order)."""
+    warm = warm_mask(env, items)
+    adjusted = np.asarray(scores, dtype=np.float64).copy()
+    if warm.all():
+        return adjusted
+    floor = adjusted[warm].min() if warm.any() else 0.0
+    adjusted[~warm] = floor - 1.0
+    return adjusted
+
+
+def cold_details(env: Environment, items: Sequence[str], cold_user: bool) -> dict[str, int]:
+    """Per-user fallback counts: whether the popularity order was used, and the cold candidates."""
+    return {"cold_user": int(cold_user), "cold_candidates": int((~warm_mask(env, items)).sum())}
