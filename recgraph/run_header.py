@@ -27,7 +27,10 @@ WORD_BREAK = re.compile(r"(?<!→)\s+(?!→)")
 """A space a line may break at: between words, but not next to an arrow."""
 CONTINUATION = "  "
 """Indent of a paragraph's continuation lines."""
-DATASET_NOTES = ("agents.memrec.rule_fields:curation_notes",)
+DATASET_NOTES = (
+    "agents.memrec.rule_fields:curation_notes",
+    "graphs.chainrec.learned:heuristic_training_notes",
+)
 """Hooks "module:function", each `(env, {method: its context}) -> lines`: what the run's dataset
 cannot feed the selected methods, said once in the header (empty list: nothing to say)."""
 

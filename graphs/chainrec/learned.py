@@ -9,7 +9,7 @@ dataset's cache (agents/chainrec/offline/pipeline.py), so every run of the same 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -91,3 +91,23 @@ def training_summary(trained: Trained, config: TrajectoryConfig, stage: str) -> 
         "best_fixed_chain": trained.evaluation.get("best_fixed_chain"),
         "fusion": trained.evaluation.get("fusion"),
     }
+
+
+def heuristic_training_notes(env: Any, contexts: Mapping[str, Any]) -> list[str]:
+    """Run-header hook (recgraph/run_header.py): one line naming the learned-planner methods that run
+    over an LLM backend but train their planner on the heuristic tools' trajectories (`train_for_bench`
+    never spends an LLM on enumerated chains; the router's always train on heuristic answers)."""
+    methods = [
+        name
+        for name, context in contexts.items()
+        if getattr(context, "chainrec_planner", "") == "learned"
+        and not getattr(context, "chainrec_checkpoint", "")
+        and backend_for(context, "rec") != "heuristic"
+    ]
+    if not methods:
+        return []
+    return [
+        f"{', '.join(methods)}: the planner is trained on trajectories of the heuristic tools and serves "
+        "over the LLM's tools (a checkpoint made with `recgraph chainrec train --llm ...` is used instead "
+        "when one exists for the protocol; the router's always train on heuristic answers)"
+    ]

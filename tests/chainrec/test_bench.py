@@ -80,3 +80,23 @@ def test_faulty_simulator_episodes_end_valid_within_the_budget(tmp_path: Path) -
         assert 1 <= record["details"]["steps"] <= 6
     fallbacks = document["methods"]["chainrec_llm_planner"]["fallbacks"]
     assert fallbacks > 0  # some agents failed after retries and still the episode ended well
+
+
+def test_the_header_says_when_a_learned_planner_trains_on_heuristic_trajectories() -> None:
+    """Under an LLM backend the learned planners' header line names them; heuristic runs, a named
+    checkpoint and the rule planner say nothing."""
+    from graphs.chainrec.learned import heuristic_training_notes
+    from state.chainrec.context import ChainRecContext
+
+    llm = "openai:some-model"
+    contexts = {
+        "chainrec_learned": ChainRecContext(chainrec_planner="learned", llm=llm),
+        "chainrec": ChainRecContext(chainrec_planner="rule", llm=llm),
+        "chainrec_sft": ChainRecContext(chainrec_planner="learned", llm=llm, chainrec_checkpoint="/x"),
+    }
+    (line,) = heuristic_training_notes(None, contexts)
+    assert line.startswith("chainrec_learned: the planner is trained on trajectories of the heuristic tools")
+    assert (
+        heuristic_training_notes(None, {"chainrec_learned": ChainRecContext(chainrec_planner="learned")})
+        == []
+    )

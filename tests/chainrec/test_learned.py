@@ -220,7 +220,10 @@ def test_cli_trajectories_train_export(
     assert main(["chainrec", "export", *common, "--format", "dpo", "--out", str(tmp_path / "x")]) == 0
     assert "DPO pairs (prompt/chosen/rejected) from 3 tasks" in capsys.readouterr().out
     readme = (tmp_path / "x" / "README.md").read_text()
-    assert all(part in readme for part in ("QLoRA", "4-bit", "| 3 | 2e-5 |", "| 1 | 1e-5 | beta = 0.1"))
+    assert all(
+        part in readme
+        for part in ("QLoRA", "4-bit", "| 512 | 3 | 2e-5 | 4 | 8 |", "| 2048 | 1 | 1e-5 | 2 | 16 |")
+    )
     pairs = [json.loads(line) for line in (tmp_path / "x" / "dpo.jsonl").read_text().splitlines()]
     assert pairs and all(
         p["prompt"][1]["role"] == "user" and p["chosen"][0]["role"] == "assistant" for p in pairs

@@ -23,7 +23,7 @@ from state.chainrec.context import ChainRecContext
 from tools.chainrec.episode_tools import EpisodeScope
 from world.environment import get_environment
 
-SMALL = TrajectoryConfig(dataset="ml-100k", tasks=3, candidates=8, chain_cap=40)
+SMALL = TrajectoryConfig(dataset="ml-100k", tasks=3, candidates=8, chain_cap=40, lam=0.01)
 
 
 def test_training_tasks_use_the_validation_item_and_never_the_test_target(tmp_path: Path) -> None:
@@ -100,3 +100,17 @@ def test_an_interrupted_file_resumes_to_the_same_rows(tmp_path: Path) -> None:
     resumed = generate(env, ChainRecContext(), SMALL, cut, lambda done, total: seen.append((done, total)))
     assert resumed.new == 2 and resumed.tasks == 3 and seen[-1] == (3, 3)
     assert read_rows(resumed.path) == read_rows(whole.path)
+
+
+def test_the_export_readme_carries_the_paper_s_recipe_in_full() -> None:
+    """Every hyperparameter the paper gives for its SFT and DPO stages (Sec. 5.1) is in the README
+    written beside the TRL export, under the names TRL's configs use."""
+    from agents.chainrec.offline.export import README_SNIPPET
+
+    for needed in (
+        "Qwen/Qwen3-8B", "nf4", "bf16=True", "gradient_checkpointing=True", 'optim="paged_adamw_8bit"',
+        "max_length=512", "num_train_epochs=3", "learning_rate=2e-5", "per_device_train_batch_size=4",
+        "gradient_accumulation_steps=8", "max_length=2048", "num_train_epochs=1", "learning_rate=1e-5",
+        "beta=0.1", "per_device_train_batch_size=2", "gradient_accumulation_steps=16", "warmup_steps=50",
+    ):  # fmt: skip
+        assert needed in README_SNIPPET, needed

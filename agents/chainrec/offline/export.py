@@ -32,22 +32,32 @@ from agents.chainrec.online.planners import LlmPlanner
 ROLES = {"system": "system", "human": "user", "ai": "assistant"}
 
 README_SNIPPET = """\
-## Fine-tuning an LLM planner on these exports (the ChainRec paper's recipe)
+## Fine-tuning an LLM planner on these exports (the ChainRec paper's recipe, Sec. 5.1)
 
-The paper post-trains Qwen3-8B as the planner with QLoRA (4-bit NF4 base weights, LoRA adapters):
+The paper post-trains Qwen/Qwen3-8B as the planner with QLoRA: 4-bit NF4 base weights, bf16 compute,
+gradient checkpointing, optimiser `paged_adamw_8bit`.
 
-| stage | data | epochs | learning rate | other |
-|---|---|---|---|---|
-| SFT | `sft.jsonl` (prompt / completion) | 3 | 2e-5 | |
-| DPO | `dpo.jsonl` (prompt / chosen / rejected) | 1 | 1e-5 | beta = 0.1, reference = the SFT model |
+| stage | data | max length | epochs | learning rate | per-device batch | grad. accumulation | other |
+|---|---|---|---|---|---|---|---|
+| SFT | `sft.jsonl` (prompt / completion) | 512 | 3 | 2e-5 | 4 | 8 | |
+| DPO | `dpo.jsonl` (prompt / chosen / rejected) | 2048 | 1 | 1e-5 | 2 | 16 | beta 0.1, warm-up 50 steps |
 
-With TRL: `SFTTrainer(model, train_dataset=load_dataset("json", data_files="sft.jsonl")["train"],
-args=SFTConfig(num_train_epochs=3, learning_rate=2e-5), peft_config=LoraConfig(...))`, then
-`DPOTrainer(sft_model, args=DPOConfig(num_train_epochs=1, learning_rate=1e-5, beta=0.1),
-train_dataset=load_dataset("json", data_files="dpo.jsonl")["train"], peft_config=...)`, loading the
-base model with `BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4")`. The prompts are
-exactly what `chainrec_llm_planner` sends, so the tuned model serves as its planner
-(`--planner-model openai:<name>` behind an OpenAI-compatible server).
+DPO continues from the SFT QLoRA adapter (the reference model is the SFT model).
+
+The paper names no LoRA rank/alpha/dropout and no SFT warm-up; pick them yourself and say so.
+
+With TRL (field names as in TRL's configs):
+`SFTTrainer(model, train_dataset=load_dataset("json", data_files="sft.jsonl")["train"],
+args=SFTConfig(max_length=512, num_train_epochs=3, learning_rate=2e-5, per_device_train_batch_size=4,
+gradient_accumulation_steps=8, optim="paged_adamw_8bit", bf16=True, gradient_checkpointing=True),
+peft_config=LoraConfig(...))`, then `DPOTrainer(sft_model, args=DPOConfig(max_length=2048,
+num_train_epochs=1, learning_rate=1e-5, beta=0.1, per_device_train_batch_size=2,
+gradient_accumulation_steps=16, warmup_steps=50, optim="paged_adamw_8bit", bf16=True,
+gradient_checkpointing=True), train_dataset=load_dataset("json", data_files="dpo.jsonl")["train"],
+peft_config=...)`, loading the base model with `BitsAndBytesConfig(load_in_4bit=True,
+bnb_4bit_quant_type="nf4", bnb_4bit_compute_dtype=torch.bfloat16)`. The prompts are exactly what
+`chainrec_llm_planner` sends, so the tuned model serves as its planner (`--planner-model
+openai:<name>` behind an OpenAI-compatible server).
 """
 
 

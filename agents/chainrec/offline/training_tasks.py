@@ -41,8 +41,8 @@ class TrajectoryConfig:
     """Enumerate every feasible chain up to this many; above it, sample this many."""
     max_steps: int = 6
     """T_max: tools per chain at most."""
-    lam: float = 0.01
-    """λ of R(τ): the cost of one tool call."""
+    lam: float = 0.003
+    """λ of R(τ): the cost of one tool call (`chainrec_reward_lambda`'s default)."""
     cost_lam: float = 0.0
     """λ_cost of R(τ): the cost of one model token the chain's tools spent (0: ChainRec's Eq. 5)."""
     llm: str = "heuristic"
