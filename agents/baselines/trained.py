@@ -82,15 +82,21 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
     return torch.load(path, map_location="cpu", weights_only=True)
 
 
+TRAIN_THREADS = 2
+"""torch threads while training: fixed, so that the same data and knobs give the same weights on any
+machine (how a sum is split over threads changes its last bits); two use this project's 2 cores."""
+
+
 @contextmanager
 def seeded_torch(seed: int) -> Iterator[None]:
-    """Seed torch, numpy's and Python's global generators and ask torch for deterministic kernels;
-    the global numpy/Python states and the determinism flag are restored afterwards (cornac's GRU4Rec
-    reseeds numpy's global generator)."""
+    """Seed torch, numpy's and Python's global generators, fix torch's threads (`TRAIN_THREADS`) and
+    ask torch for deterministic kernels; the global numpy/Python states, the thread count and the
+    determinism flag are restored afterwards (cornac's GRU4Rec reseeds numpy's global generator)."""
     import torch
 
     numpy_state, python_state = np.random.get_state(), random.getstate()
-    deterministic = torch.are_deterministic_algorithms_enabled()
+    deterministic, threads = torch.are_deterministic_algorithms_enabled(), torch.get_num_threads()
+    torch.set_num_threads(TRAIN_THREADS)
     torch.manual_seed(seed)
     np.random.seed(seed % 2**32)
     random.seed(seed)
@@ -98,9 +104,11 @@ def seeded_torch(seed: int) -> Iterator[None]:
     try:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*[Ss]parse CSR tensor support.*")
+            warnings.filterwarnings("ignore", message=".*[Ss]parse invariant checks.*")
             yield
     finally:
         torch.use_deterministic_algorithms(deterministic)
+        torch.set_num_threads(threads)
         np.random.set_state(numpy_state)
         random.setstate(python_state)
 
