@@ -82,9 +82,10 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
     return torch.load(path, map_location="cpu", weights_only=True)
 
 
-TRAIN_THREADS = 2
+TRAIN_THREADS = 1
 """torch threads while training: fixed, so that the same data and knobs give the same weights on any
-machine (how a sum is split over threads changes its last bits); two use this project's 2 cores."""
+machine (how a sum is split over threads changes its last bits). One: on a busy machine two threads
+spent most of their time waiting for each other (LightGCN's small sparse steps ran ~5x slower)."""
 
 
 @contextmanager

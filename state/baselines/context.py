@@ -79,7 +79,7 @@ class BaselinesContext(Context):
         default=1e-4, metadata={"description": "LightGCN: L2 weight on the batch's ego embeddings."}
     )
     lightgcn_epochs: int = field(
-        default=40,
+        default=20,
         metadata={"description": "LightGCN: most training epochs (early stopping may end sooner)."},
     )
     lightgcn_eval_every: int = field(
