@@ -119,7 +119,7 @@ def test_a_scenario_never_borrows_another_scenario_s_checkpoint(checkpoint: Path
         planner.checkpoint("cold_user")
     train = f"recgraph chainrec train --dataset {books} --scenario cold_user"
     assert str(refused.value) == (
-        f"no learned planner checkpoint for {books} (cold_user, memory state): train one with `{train}` "
+        f"no learned planner checkpoint for {books} (cold_user): train one with `{train}` "
         "(`recgraph bench --methods chainrec_learned` trains it too), or set chainrec_checkpoint"
     )
 

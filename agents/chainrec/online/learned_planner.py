@@ -89,8 +89,7 @@ class MissingCheckpoint(RecgraphError):
         if ctx.chainrec_planner_state != "memory":
             train += f" --state {ctx.chainrec_planner_state}"
         return cls(
-            f"no learned planner checkpoint for {ctx.dataset} ({scenario}, {ctx.chainrec_planner_state} "
-            f"state): train one with `{train}` "
+            f"no learned planner checkpoint for {ctx.dataset} ({scenario}): train one with `{train}` "
             "(`recgraph bench --methods chainrec_learned` trains it too), or set chainrec_checkpoint"
         )
 
