@@ -114,7 +114,10 @@ def test_stage_w_runs_link_to_the_method_and_user(traced: tuple[LangSmithStub, P
     for run in warmups:
         assert set(run["tags"]) == {"method:memrec", "phase:stage_w", *TAGS}
         assert [child["name"] for child in run["children"]][-1] == "commit"
-        assert [r["name"] for r in walk(run) if r["run_type"] == "llm"] == ["ChatOpenAI"]
+        # Stage W runs Stage R first (its facets and N'_k feed the write): two LM_Mem calls.
+        nodes = [child["name"] for child in run["children"]]
+        assert nodes.index("synthesise") < nodes.index("propagate") < nodes.index("commit")
+        assert [r["name"] for r in walk(run) if r["run_type"] == "llm"] == ["ChatOpenAI", "ChatOpenAI"]
 
 
 def test_feedback_holds_each_users_scores(traced: tuple[LangSmithStub, Path]) -> None:
