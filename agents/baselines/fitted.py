@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from agents.baselines.classic import Scorer, popularity_scores
-from agents.baselines.trained import cold_details, warm_mask, with_cold_fallback
+from agents.baselines.trained import cold_details, knobs, warm_mask, with_cold_fallback
 from state.baselines.context import BaselinesContext
 from world.environment import Environment
 
@@ -24,15 +24,13 @@ TRAINED = ("sasrec", "gru4rec", "lightgcn")
 
 def fitted_model(env: Environment, ctx: BaselinesContext, name: str) -> Any:
     """Baseline `name` trained with `ctx`'s knobs on `env` (once per process; cached on disk)."""
+    key = f"{name}:{sorted(knobs(name, ctx).items())}"
     if name == "lightgcn":
-        from agents.baselines.lightgcn import knobs, train_lightgcn
+        from agents.baselines.lightgcn import train_lightgcn
 
-        key = f"lightgcn:{sorted(knobs(ctx).items())}"
         return env.resource(key, lambda: train_lightgcn(env, ctx))
-    from agents.baselines.sequential import knobs as sequential_knobs
     from agents.baselines.sequential import train_sequential
 
-    key = f"{name}:{sorted(sequential_knobs(name, ctx).items())}"
     return env.resource(key, lambda: train_sequential(env, ctx, name))
 
 

@@ -26,6 +26,7 @@ import numpy as np
 from agents.baselines.trained import (
     TrainingData,
     cache_path,
+    knobs,
     load_checkpoint,
     save_checkpoint,
     seeded_torch,
@@ -55,12 +56,6 @@ class LightGCNModel:
     """metrics.json's `training` entry."""
 
 
-def knobs(ctx: BaselinesContext) -> dict[str, Any]:
-    """LightGCN's knobs and the seed (its cache key)."""
-    own = {k.removeprefix("lightgcn_"): v for k, v in vars(ctx).items() if k.startswith("lightgcn_")}
-    return {**own, "seed": ctx.seed}
-
-
 def edges(env: Environment, data: TrainingData) -> tuple[np.ndarray, np.ndarray]:
     """Distinct training (user row, item row) pairs."""
     pairs = {(env.user_index[u], row) for u, rows in data.sequences.items() for row in rows}
@@ -72,7 +67,7 @@ def train_lightgcn(env: Environment, ctx: BaselinesContext) -> LightGCNModel:
     """LightGCN trained on `env`'s training interactions, or its cached embeddings."""
     import torch_geometric
 
-    settings = knobs(ctx)
+    settings = knobs("lightgcn", ctx)
     data = training_data(env)
     path = cache_path(env, "lightgcn", settings, f"torch_geometric-{torch_geometric.__version__}", data)
     info: dict[str, Any] = {"library": f"torch_geometric {torch_geometric.__version__}", "cache": str(path)}

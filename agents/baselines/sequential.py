@@ -24,6 +24,7 @@ import numpy as np
 from agents.baselines.trained import (
     TrainingData,
     cache_path,
+    knobs,
     load_checkpoint,
     save_checkpoint,
     seeded_torch,
@@ -52,13 +53,6 @@ class SequentialModel:
         """Scores of every catalog row after the given history (rows, oldest first)."""
         recent = list(history_rows)[-self.max_len :]
         return np.asarray(self.recommender.score(0, history_items=recent), dtype=np.float64)
-
-
-def knobs(name: str, ctx: BaselinesContext) -> dict[str, Any]:
-    """The model's own knobs (and the seed): its cache key and its cornac settings."""
-    prefix = f"{name}_"
-    own = {k.removeprefix(prefix): v for k, v in vars(ctx).items() if k.startswith(prefix)}
-    return {**own, "seed": ctx.seed}
 
 
 def recommender(name: str, settings: dict[str, Any], trainable: bool = True) -> Any:

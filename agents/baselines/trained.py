@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from agents.baselines.classic import popularity_scores
+from state.baselines.context import BaselinesContext
 from world.environment import Environment
 from world.paths import dataset_cache
 
@@ -52,11 +53,24 @@ class TrainingData:
 
 
 def training_data(env: Environment) -> TrainingData:
-    """Each split user's training history and validation target, from the dataset's split."""
-    index = env.item_index
-    sequences = {user: [index[e.item_id] for e in case.history] for user, case in env.cases.items()}
-    validation = {user: index[case.valid.item_id] for user, case in env.cases.items() if case.valid}
-    return TrainingData(sequences, validation)
+    """Each split user's training history and validation target, from the dataset's split (built once
+    per environment: every trained baseline reads the same)."""
+
+    def build() -> TrainingData:
+        index = env.item_index
+        sequences = {user: [index[e.item_id] for e in case.history] for user, case in env.cases.items()}
+        validation = {user: index[case.valid.item_id] for user, case in env.cases.items() if case.valid}
+        return TrainingData(sequences, validation)
+
+    return env.resource("baselines:training_data", build)
+
+
+def knobs(name: str, ctx: BaselinesContext) -> dict[str, Any]:
+    """Trained baseline `name`'s own knobs (its `<name>_` fields, prefix removed) and the seed: its
+    cache key and its library settings."""
+    prefix = f"{name}_"
+    own = {k.removeprefix(prefix): v for k, v in vars(ctx).items() if k.startswith(prefix)}
+    return {**own, "seed": ctx.seed}
 
 
 def cache_path(env: Environment, model: str, knobs: dict[str, Any], version: str, data: TrainingData) -> Path:

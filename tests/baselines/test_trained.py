@@ -16,8 +16,8 @@ import pytest
 import torch
 
 from agents.baselines.lightgcn import train_lightgcn
-from agents.baselines.sequential import knobs, network, sessions, train_sequential
-from agents.baselines.trained import seeded_torch, training_data
+from agents.baselines.sequential import network, sessions, train_sequential
+from agents.baselines.trained import knobs, seeded_torch, training_data
 from graphs.registry import get_graph
 from state.baselines.context import BaselinesContext
 from world.environment import get_environment
