@@ -216,8 +216,11 @@ def agent_loop(task: AgentTask[Out], context: Context, step: int) -> Generator[R
 def _model_for(task: AgentTask, context: Context) -> Any:
     from agents.backends import bind_schema, chat_model_here
 
+    backend = backend_for(context, task.role)
+    if backend == "heuristic":  # no model: no budget to work out, no client to build per budget
+        return None
     model = chat_model_here(
-        backend_for(context, task.role),
+        backend,
         context.base_url,
         context.llm_timeout,
         context.temperature,
