@@ -17,7 +17,7 @@ LEARNED = "graphs.chainrec.learned:train_for_bench"
 
 
 TRAINED_PLANNER = "a learned planner checkpoint (`recgraph chainrec train`, or this method's bench prepare)"
-"""What `chainrec_learned` and `chainrec_sft` need before they can rank."""
+"""What the learned-planner entries (`_learned`) need before they can rank."""
 
 
 def chainrec_calls(context: ChainRecContext, candidates: int) -> CallPlan:
@@ -43,6 +43,14 @@ def _chainrec(summary: str, **overrides: Any) -> MethodSpec:
     )
 
 
+def _learned(summary: str, **overrides: Any) -> MethodSpec:
+    """A learned-planner entry: bench's prepare trains the checkpoint it needs; the knobs it overrides
+    are reported beside the planner and its checkpoint."""
+    spec = _chainrec(summary, chainrec_planner="learned", **overrides)
+    reported = ("chainrec_planner", "chainrec_checkpoint", *overrides)
+    return replace(spec, prepare=LEARNED, trained_state=TRAINED_PLANNER, reported=reported)
+
+
 METHODS: dict[str, MethodSpec] = {
     "chainrec": _chainrec(
         "ChainRec: a planner routes tool agents on a conditional edge, then CandidateRank (rule planner)",
@@ -54,35 +62,18 @@ METHODS: dict[str, MethodSpec] = {
         chainrec_max_steps=ALL_TOOLS,
     ),
     "chainrec_llm_planner": _chainrec("ChainRec with the zero-shot LLM planner", chainrec_planner="llm"),
-    "chainrec_learned": replace(
-        _chainrec(
-            "ChainRec with the learned planner (SFT then DPO; bench trains it when missing, Studio "
-            "needs a trained checkpoint)",
-            chainrec_planner="learned",
-        ),
-        prepare=LEARNED,
-        trained_state=TRAINED_PLANNER,
+    "chainrec_learned": _learned(
+        "ChainRec with the learned planner (SFT then DPO; bench trains it when missing, Studio "
+        "needs a trained checkpoint)"
     ),
-    "chainrec_learned_scenario": replace(
-        _chainrec(
-            "ChainRec with the learned planner on the scenario-aware state (ablation: the scenario tag "
-            "and task facts no tool gathered beside the memory)",
-            chainrec_planner="learned",
-            chainrec_planner_state="scenario",
-        ),
-        prepare=LEARNED,
-        trained_state=TRAINED_PLANNER,
-        reported=("chainrec_planner", "chainrec_checkpoint", "chainrec_planner_state"),
+    "chainrec_learned_scenario": _learned(
+        "ChainRec with the learned planner on the scenario-aware state (ablation: the scenario tag "
+        "and task facts no tool gathered beside the memory)",
+        chainrec_planner_state="scenario",
     ),
-    "chainrec_sft": replace(
-        _chainrec(
-            "ChainRec with the learned planner after SFT only (checkpoint as chainrec_learned)",
-            chainrec_planner="learned",
-            chainrec_policy_stage="sft",
-        ),
-        prepare=LEARNED,
-        trained_state=TRAINED_PLANNER,
-        reported=("chainrec_planner", "chainrec_checkpoint", "chainrec_policy_stage"),
+    "chainrec_sft": _learned(
+        "ChainRec with the learned planner after SFT only (checkpoint as chainrec_learned)",
+        chainrec_policy_stage="sft",
     ),
 }
 """ChainRec's planners as methods (one graph; the planner is a context knob)."""
