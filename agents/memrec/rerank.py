@@ -42,6 +42,7 @@ from agents.base import AgentTask, InvalidAnswer
 from agents.memrec.collaborative import cosine_cooccurrence, interacted, mean_unit
 from agents.memrec.curation import Curated
 from agents.memrec.features import FeatureIndex, recency_profile
+from agents.memrec.write import facet_lines
 from agents.ranking import clip_score
 from agents.validation import (
     NO_VALID_IDS,
@@ -243,12 +244,10 @@ def rerank_task(
 ) -> AgentTask[CandidateScores]:
     """The Stage ReRank agent task for one user; `fallback` computes the answer used when no model
     answers (only when it is needed: it may embed free-text facets)."""
-    facet_lines = "\n".join(f"- {quote(f['facet'])} [{float(f['confidence']):.2f}]" for f in facets)
-    facet_lines = facet_lines or "(none)"
     messages = prompts.RERANK.format_messages(
         instruction=quote(instruction) if instruction else prompts.NO_INSTRUCTION,
         user_memory=quote(user_memory) if user_memory else "(empty)",
-        facets=facet_lines,
+        facets=facet_lines(facets),
         candidates=candidate_memories(candidates, memories, env),
     )
 
