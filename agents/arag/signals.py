@@ -83,9 +83,6 @@ def titled(dataset: Dataset, item: str) -> str:
     return dataset.items[item].title + (f" ({int(year)})" if year is not None else "")
 
 
-intent_vector = context_vector
-"""The heuristic intent: f_Emb(u), the session centroid blended with the long-term one."""
-
 def era_affinity(dataset: Dataset, items: Sequence[str], session: Sequence[str]) -> list[float | None]:
     """Mean Gaussian kernel between each item's year and the session's years (None: unknown)."""
     years = [y for i in session if (y := item_year(dataset, i)) is not None]
@@ -109,7 +106,7 @@ def heuristic_nli(
 ) -> dict[str, tuple[float, str]]:
     """item -> (s_NLI on 0–10, justification): cosine to the intent plus era affinity, rescaled."""
     long_term, session = split_context(history, session_items)
-    intent = intent_vector(env, long_term, session)
+    intent = context_vector(env, long_term, session)
     if intent is None:
         return {item: (NEUTRAL_SCORE, "no history: no intent to test against") for item in items}
     cosines = vectors_of(env, items) @ intent
