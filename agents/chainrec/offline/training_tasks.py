@@ -39,9 +39,9 @@ class TrajectoryConfig:
     """Seeds the task sample, the negatives and the chain sample."""
     chain_cap: int = 2000
     """Enumerate every feasible chain up to this many; above it, sample this many."""
-    max_steps: int = 6
-    """T_max: tools per chain at most."""
-    lam: float = 0.003
+    max_steps: int = ChainRecContext.chainrec_max_steps
+    """T_max: tools per chain at most (`chainrec_max_steps`'s default)."""
+    lam: float = ChainRecContext.chainrec_reward_lambda
     """λ of R(τ): the cost of one tool call (`chainrec_reward_lambda`'s default)."""
     cost_lam: float = 0.0
     """λ_cost of R(τ): the cost of one model token the chain's tools spent (0: ChainRec's Eq. 5)."""
