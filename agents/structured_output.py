@@ -28,6 +28,8 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
+from agents.breaker import OPENAI_DEFAULT_URL
+
 Mode = Literal["json_schema", "json_object", "tools"]
 MODES: tuple[Mode, ...] = ("json_schema", "json_object", "tools")
 """Request shapes, in the order `auto` tries them."""
@@ -42,7 +44,7 @@ _lock = threading.Lock()
 
 def endpoint_key(model: Any) -> str:
     """Which endpoint a chat model talks to: its base URL and model name."""
-    base = getattr(model, "openai_api_base", None) or "https://api.openai.com/v1"
+    base = getattr(model, "openai_api_base", None) or OPENAI_DEFAULT_URL
     return f"{base} · {getattr(model, 'model_name', '?')}"
 
 

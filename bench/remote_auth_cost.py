@@ -19,6 +19,7 @@ import time
 import urllib.request
 from typing import Any
 
+from bench.remote_replicas import auth_headers
 from graphs.auth.credentials import Credentials
 from graphs.auth.limits import Limits
 from graphs.auth.policy import check_run
@@ -26,7 +27,7 @@ from graphs.auth.policy import check_run
 
 def timed_run(url: str, body: dict[str, Any], key: str | None) -> float:
     """Seconds of one `/runs/wait` (an error answer fails the measurement)."""
-    headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {key}"} if key else {})}
+    headers = {"Content-Type": "application/json", **auth_headers(key)}
     request = urllib.request.Request(f"{url}/runs/wait", json.dumps(body).encode(), headers, method="POST")
     started = time.perf_counter()
     with urllib.request.urlopen(request, timeout=60) as answer:
