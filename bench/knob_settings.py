@@ -6,8 +6,10 @@ Rules (each refusal is one line naming the knob and the method, exit 2):
   applies to every selected method whose class has it and the others run as they would without it
   (the run's header says which methods it reached).
 - VALUE is parsed by the field's type: int, float (finite), bool (true/false, 1/0, yes/no, on/off),
-  str, or one of a `Literal`'s choices; a role's model (rec_model, mem_model, planner_model) must be
-  a backend --llm accepts, and is preflighted like --llm before the run.
+  str, or one of a `Literal`'s choices; a number must lie in the field's range: at least its
+  metadata's `minimum` (0 when the field names none: no knob takes a negative count, weight or
+  rate) and at most its `maximum` when it names one; a role's model (rec_model, mem_model,
+  planner_model) must be a backend --llm accepts, and is preflighted like --llm before the run.
 - A knob with its own bench option (--dataset, --seed, --llm, ...) is refused: use the option.
 - A knob a selected ablation fixes (`MethodSpec.overrides`, e.g. memrec_no_read's
   memrec_use_read=False) may only be set to that ablation's value: anything else would either be
@@ -78,9 +80,10 @@ def parse_value(schema: type[Context], name: str, text: str, method: str) -> Any
         raise KnobError(f"{where} is a bool (true or false)")
     if kind is int:
         try:
-            return int(text)
+            number = int(text)
         except ValueError:
             raise KnobError(f"{where} is an int") from None
+        return in_range(schema, name, number, where)
     if kind is float:
         try:
             value = float(text)
@@ -88,7 +91,7 @@ def parse_value(schema: type[Context], name: str, text: str, method: str) -> Any
             raise KnobError(f"{where} is a number") from None
         if not math.isfinite(value):
             raise KnobError(f"{where} is a finite number")
-        return value
+        return in_range(schema, name, value, where)
     if kind is str:
         if name in ROLE_MODELS and text:
             from agents.backends import check_backend
@@ -99,6 +102,17 @@ def parse_value(schema: type[Context], name: str, text: str, method: str) -> Any
                 raise KnobError(f"{where} is a backend: heuristic, local, sim or openai:<model>") from None
         return text
     raise KnobError(f"{where} has type {kind}, which --set cannot parse")
+
+
+def in_range(schema: type[Context], name: str, value: float, where: str) -> Any:
+    """`value` when it lies in field `name`'s range (metadata `minimum`, default 0, and `maximum`),
+    else `KnobError`."""
+    metadata = next(f.metadata for f in fields(schema) if f.name == name)
+    low, high = metadata.get("minimum", 0), metadata.get("maximum")
+    if value < low or (high is not None and value > high):
+        bound = f"between {low} and {high}" if high is not None else f"at least {low}"
+        raise KnobError(f"{where} is {bound}")
+    return value
 
 
 def split_assignment(text: str) -> tuple[str, str]:

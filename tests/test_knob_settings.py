@@ -79,6 +79,10 @@ def test_set_reaches_the_context_rankings_metrics_and_protocol(tmp_path: Path, c
         (["--set", "arag_nli_threshold=high"], "arag", "arag's arag_nli_threshold is a number"),
         (["--set", "arag_nli_threshold=nan"], "arag", "arag's arag_nli_threshold is a finite number"),
         (["--set", "arag_use_nli=maybe"], "arag", "arag's arag_use_nli is a bool"),
+        (["--set", "memrec_k=-3"], "memrec", "memrec's memrec_k is at least 1"),
+        (["--set", "memrec_k=0"], "memrec", "memrec's memrec_k is at least 1"),
+        (["--set", "arag_nli_threshold=11"], "arag", "arag's arag_nli_threshold is between 0 and 10"),
+        (["--set", "itemknn_neighbors=-1"], "itemknn", "itemknn's itemknn_neighbors is at least 0"),
         (["--set", "arag_nli_mode=pairwise"], "arag", "arag's arag_nli_mode is one of batched, per_item"),
         (
             ["--set", "memrec_use_read=true"],
@@ -136,7 +140,7 @@ def test_a_knob_applies_where_it_exists_and_an_ablation_s_own_value_is_accepted(
 
 
 def test_values_parse_by_the_field_type() -> None:
-    assert parse_value(MemRecContext, "memrec_k", "-3", "memrec") == -3
+    assert parse_value(MemRecContext, "memrec_k", "3", "memrec") == 3
     assert parse_value(AragContext, "arag_nli_threshold", "6.5", "arag") == 6.5
     assert parse_value(AragContext, "arag_use_nli", "OFF", "arag") is False
     assert parse_value(AragContext, "arag_use_nli", "yes", "arag") is True

@@ -39,7 +39,8 @@ class AragContext(Context):
         default=5.0,
         metadata={
             "description": "ARAG: θ on the 0–10 NLI scale (5 = neutral); items scoring at least θ are "
-            "accepted into the context summary (the rest are still ranked)."
+            "accepted into the context summary (the rest are still ranked).",
+            "maximum": 10,
         },
     )
     arag_nli_mode: Literal["batched", "per_item"] = field(

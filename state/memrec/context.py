@@ -21,7 +21,8 @@ class MemRecContext(Context):
         },
     )
     memrec_k: int = field(
-        default=16, metadata={"description": "MemRec: curated neighbours k (users + items)."}
+        default=16,
+        metadata={"description": "MemRec: curated neighbours k (users + items).", "minimum": 1},
     )
     memrec_similarity_reads: int = field(
         default=4,
@@ -38,7 +39,7 @@ class MemRecContext(Context):
         default=4, metadata={"description": "MemRec: item neighbours kept whatever their score (floor)."}
     )
     memrec_facets: int = field(
-        default=7, metadata={"description": "MemRec: preference facets N_f (Stage R)."}
+        default=7, metadata={"description": "MemRec: preference facets N_f (Stage R).", "minimum": 1}
     )
     memrec_token_budget: int = field(
         default=1800,
