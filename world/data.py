@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,6 +20,9 @@ class Item:
     """Free-text description when the source has one."""
     attributes: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
     """Anything else the source carries (year, brand, author, price, ...)."""
+    structured: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    """List and object fields in the source's own shapes, never flattened to text (Goodreads `authors`
+    as `{"author_id", "role"}` objects, Yelp `hours` as day -> "H:M-H:M", Amazon `details`, ...)."""
 
     def text(self) -> str:
         """The item's text T(i) used for embeddings and prompts."""
@@ -82,6 +86,8 @@ class Dataset:
     """When the source fixes the split itself (sequential layout, task files)."""
     source: str = ""
     """Where it was loaded from (a folder or file path)."""
+    filtered: str = ""
+    """What the filters applied after loading kept, in words (`world.filters`; empty: none)."""
 
     def user_ids(self) -> list[str]:
         """Every user with at least one interaction or a fixed split, in a stable order."""
