@@ -74,6 +74,10 @@ TOOL_KNOBS = ("chainrec_", "memrec_", "arag_", "router_collaborative", "itemknn_
 (keyed into the trajectories and the checkpoint)."""
 RUN_KNOBS = ("memrec_memory", "chainrec_checkpoint", "chainrec_planner", "chainrec_policy_stage")
 """Knobs left out of the key: the run's own files and planner (training reads neither)."""
+PLANNER_KNOBS = ("chainrec_planner_state", "chainrec_dpo_beta")
+"""Knobs only the planner's training reads (keyed into the checkpoint, not the trajectories): a row
+records each step's memory entries and the task facts, and either state vector is computed from them
+(policy_data.StateTable), so router_learned_scenario reuses router_learned's trajectories."""
 
 
 def trajectory_config(context: RouterContext, protocol: dict[str, Any], scenario: str) -> TrajectoryConfig:
@@ -132,9 +136,11 @@ def ensure_router_checkpoint(
     # router_learned_no_cost reuses router_learned's trajectories.
     unweighted = replace(config, cost_lam=0.0)
 
+    rows_knobs = {k: v for k, v in payload["knobs"].items() if k not in PLANNER_KNOBS}
+
     def run_folder(scenario: str) -> Path:
         trajectories = replace(unweighted, scenario=scenario).as_dict()
-        return base / f"trajectories-{digest({**payload, 'trajectories': trajectories})}"
+        return base / f"trajectories-{digest({**payload, 'knobs': rows_knobs, 'trajectories': trajectories})}"
 
     if (folder / "config.json").is_file():
         mark_latest(base, config.scenario, folder, train.state)

@@ -162,6 +162,19 @@ def test_every_cost_weight_trains_on_one_trajectory_set(trained) -> None:  # typ
     assert saved["trajectories"]["cost_lam"] == 0.0
 
 
+def test_the_scenario_state_trains_on_the_memory_state_trajectories(trained) -> None:  # type: ignore[no-untyped-def]
+    """router_learned_scenario's planner reads the same rows (each state vector is computed from the
+    step's recorded memory and the task facts): its own checkpoint, no new trajectory."""
+    scenario = replace(CONTEXT, chainrec_planner_state="scenario")
+    config = trajectory_config(scenario, {"candidates": 6, "seed": 0}, "classic")
+    train = replace(TINY, state="scenario")
+    other = ensure_router_checkpoint(scenario, config, train, root=trained.folder.parent)
+    assert other.folder != trained.folder and not other.reused
+    assert other.trajectories.path == trained.trajectories.path and other.trajectories.new == 0
+    saved = json.loads((other.folder / "config.json").read_text(encoding="utf-8"))
+    assert saved["state"] == "scenario" and saved["trajectory_file"] == str(trained.trajectories.path)
+
+
 def test_rows_are_rescored_for_a_cost_weight_by_hand() -> None:
     row = {
         "tools": ["A", "B"],
