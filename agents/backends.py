@@ -94,7 +94,8 @@ def build_chat_model(
         if not api_key and not url:
             raise RecgraphError(f"--llm {spec} needs OPENAI_API_KEY in the environment (or --base-url)")
         api_key = api_key or "not-needed"
-    # Our agent loop retries (and counts) failures itself, so the client must not.
+    # Our agent loop retries (and counts) failures itself, waiting what a 429's headers ask
+    # (agents/retry_after.py), so the SDK's own retry stays off: it would hide the failures.
     return untransformed_chat_openai()(
         model=model,
         base_url=url or None,

@@ -3,11 +3,12 @@
 An agent = prompt messages + a pydantic output schema + validation/repair against the
 state + a deterministic fallback. The loop asks the configured model for JSON that
 follows the schema, parses and validates it, retries (showing the model what was wrong,
-with backoff after transport errors) up to `Context.llm_retries` times, and then falls
-back. Each request's output-token cap is the agent's budget (agents/output_budget.py). Every call,
-token, repair, error and fallback is recorded in an `AgentUsage`. Connection
-failures also go to the endpoint's circuit breaker (`agents.breaker`): enough of them in a row stop
-the run with `EndpointUnreachable` instead of a fallback.
+with backoff after transport errors, or the wait a 429's headers ask for: agents/retry_after.py)
+up to `Context.llm_retries` times, and then falls back. Each request's output-token cap is the
+agent's budget (agents/output_budget.py). Every call, token, repair, error and fallback is
+recorded in an `AgentUsage`. Connection failures also go to the endpoint's circuit breaker
+(`agents.breaker`): enough of them in a row stop the run with `EndpointUnreachable` instead of a
+fallback.
 
 The loop is written once as a generator that yields requests ("call" or "sleep"); a
 sync and an async driver execute them, so `graph.invoke` and `graph.ainvoke` share it.
@@ -28,6 +29,7 @@ from pydantic import BaseModel, ValidationError
 
 from agents.breaker import connection_failed, endpoint_answered, endpoint_of
 from agents.output_budget import listed_entries, output_budget
+from agents.retry_after import retry_wait
 from agents.usage import AgentUsage
 from agents.validation import (
     CONNECTION,
@@ -173,11 +175,13 @@ def agent_loop(task: AgentTask[Out], context: Context, step: int) -> Generator[R
     endpoint = endpoint_of(spec, context.base_url)
     messages = list(task.messages)
     prompt_text = "\n".join(str(m.content) for m in messages)
+    failed: BaseException | None = None  # the last request's error: a 429's headers set the wait
     for attempt in range(context.llm_retries + 1):
         if attempt:
-            yield ("sleep", context.llm_backoff * 2 ** (attempt - 1))
+            yield ("sleep", retry_wait(failed, attempt, context.llm_backoff))
         started = time.perf_counter()
         status, value = yield ("call", messages)
+        failed = value if status == "error" else None
         if status == "error":
             kind = request_error_kind(value)
             if kind is None:

@@ -42,6 +42,23 @@ REFUSABLE: tuple[str, ...] = ("json_schema", "json_object", "tools")
 """Request shapes the server can be told to refuse (`--refuse`), as a model without them does."""
 SCHEMA_NOTE = "The JSON object must follow this JSON Schema:"
 """Where a `json_object` request writes its schema (`agents.structured_output.SCHEMA_NOTE`)."""
+RETRY_HEADERS: dict[str, str] = {"retry-after": "0"}
+"""The headers of an `http_429` answer unless the server is given others (`--retry-headers`, e.g.
+OpenAI's `x-ratelimit-remaining-requests` / `x-ratelimit-reset-requests`: see agents/retry_after.py)."""
+
+
+def parse_retry_headers(spec: str | dict[str, str] | None) -> dict[str, str]:
+    """A JSON object of header names to string values (or such a dict; empty/None: `RETRY_HEADERS`);
+    ValueError saying what is wrong."""
+    if not spec:
+        return dict(RETRY_HEADERS)
+    try:
+        headers = json.loads(spec) if isinstance(spec, str) else spec
+    except ValueError as exc:
+        raise ValueError(f"--retry-headers is not JSON: {exc}") from None
+    if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
+        raise ValueError('--retry-headers must be a JSON object of strings, e.g. {"retry-after": "2"}')
+    return {str(name): value for name, value in headers.items()}
 
 
 def parse_refused(spec: str | Iterable[str]) -> tuple[str, ...]:
@@ -135,8 +152,10 @@ class Simulator:
         timeout_delay: float,
         seed: int,
         refused: tuple[str, ...] = (),
+        retry_headers: dict[str, str] | None = None,
     ) -> None:
         self.refused = refused
+        self.retry_headers = parse_retry_headers(retry_headers)
         self.latency = latency
         self.fault_rate = fault_rate
         self.faults = faults
@@ -224,7 +243,7 @@ class Simulator:
         if fault == "http_429":
             message = "Rate limit reached for sim-model (simulated)."
             error = error_body(message, "requests", "rate_limit_exceeded")
-            return 429, error, {"retry-after": "0"}
+            return 429, error, dict(self.retry_headers)
         if fault == "http_500":
             message = "The server had an error while processing your request (simulated)."
             return 500, error_body(message, "server_error"), {}

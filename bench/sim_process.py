@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from bench.sim_server import parse_fault_kinds, parse_refused
+from bench.sim_server import parse_fault_kinds, parse_refused, parse_retry_headers
 
 
 class SimServer:
@@ -37,11 +37,14 @@ class SimServer:
         seed: int = 0,
         host: str = "127.0.0.1",
         refuse: str | Iterable[str] = (),
+        retry_headers: dict[str, str] | None = None,
     ) -> None:
         """Store the options (validated now: unknown fault kinds or refused shapes raise ValueError);
-        `refuse`: request shapes (json_schema, json_object, tools) the server answers with HTTP 400."""
+        `refuse`: request shapes (json_schema, json_object, tools) the server answers with HTTP 400;
+        `retry_headers`: the headers of its `http_429` answers (default `retry-after: 0`)."""
         self.faults = ",".join(parse_fault_kinds(faults))
         self.refuse = ",".join(parse_refused(refuse))
+        self.retry_headers = json.dumps(parse_retry_headers(retry_headers))
         self.latency, self.fault_rate, self.timeout_delay = latency, fault_rate, timeout_delay
         self.seed, self.host = seed, host
         self.process: subprocess.Popen[bytes] | None = None
@@ -78,6 +81,8 @@ class SimServer:
             "--seed",
             str(self.seed),
             *(["--refuse", self.refuse] if self.refuse else []),
+            "--retry-headers",
+            self.retry_headers,
         ]
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process
         self.process = subprocess.Popen(

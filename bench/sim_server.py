@@ -7,8 +7,8 @@ real model. Standard library only, so it starts fast; it always runs in its own 
 Endpoints: `POST /v1/chat/completions` (json_schema response_format -> JSON content; json_object ->
 JSON following the schema the prompt writes after `SCHEMA_NOTE`; tools -> one tool call; otherwise
 plain text; with `--refuse SHAPES`, a request in a refused shape gets the HTTP 400 a model without
-it answers), `GET /v1/models`, `GET /health`, `GET /stats`,
-`POST /stats/reset`. See `fill_schema` for how answers are built from schemas and prompts.
+it answers; the `http_429` fault's headers are `--retry-headers`), `GET /v1/models`, `GET /health`,
+`GET /stats`, `POST /stats/reset`. See `fill_schema` for how answers are built from schemas and prompts.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from bench.sim_engine import (
     error_body,
     parse_fault_kinds,
     parse_refused,
+    parse_retry_headers,
 )
 from bench.sim_schema import extract_candidate_ids, fill_schema
 
@@ -42,6 +43,7 @@ __all__ = [
     "make_server",
     "parse_fault_kinds",
     "parse_refused",
+    "parse_retry_headers",
 ]
 
 
@@ -138,11 +140,19 @@ def make_server(
     timeout_delay: float = 3.0,
     seed: int = 0,
     refuse: str | Iterable[str] = (),
+    retry_headers: str | dict[str, str] | None = None,
 ) -> ThreadingHTTPServer:
     """Bind (not yet serving) a simulated server in this process; for `main` and debugging. `refuse`:
-    request shapes (json_schema, json_object, tools) answered with HTTP 400, as by a model without them."""
+    request shapes (json_schema, json_object, tools) answered with HTTP 400, as by a model without them;
+    `retry_headers`: the headers of the `http_429` fault (`parse_retry_headers`)."""
     sim = Simulator(
-        latency, fault_rate, parse_fault_kinds(faults), timeout_delay, seed, parse_refused(refuse)
+        latency,
+        fault_rate,
+        parse_fault_kinds(faults),
+        timeout_delay,
+        seed,
+        parse_refused(refuse),
+        parse_retry_headers(retry_headers),
     )
     handler = type("SimHandler", (_Handler,), {"sim": sim})
     return _Server((host, port), handler)
@@ -171,10 +181,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--refuse", default="", help="shapes answered with HTTP 400: json_schema,json_object,tools"
     )
+    parser.add_argument(
+        "--retry-headers",
+        default="",
+        help='JSON object: the http_429 fault\'s headers ({"retry-after": "0"})',
+    )
     args = parser.parse_args(argv)
     try:
         kinds = parse_fault_kinds(args.faults)
         refused = parse_refused(args.refuse)
+        retry_headers = parse_retry_headers(args.retry_headers)
     except ValueError as exc:
         parser.error(str(exc))
     if args.latency < 0 or args.timeout_delay < 0:
@@ -182,7 +198,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not 0.0 <= args.fault_rate <= 1.0:
         parser.error("--fault-rate must be within [0, 1]")
     server = make_server(
-        args.host, args.port, args.latency, args.fault_rate, kinds, args.timeout_delay, args.seed, refused
+        args.host,
+        args.port,
+        args.latency,
+        args.fault_rate,
+        kinds,
+        args.timeout_delay,
+        args.seed,
+        refused,
+        retry_headers,
     )
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
