@@ -1,24 +1,35 @@
-"""The LLM requests a bench run plans to send, printed before a paid backend starts.
+"""The LLM requests a bench run plans to send, their tokens and dollars, printed before a paid
+backend starts (and by `recgraph reproduce --dry-run`).
 
 Per method: the users still to run (a resumed run counts only those) times the method's declared
-requests per user (each method's `llm_calls` hook, declared in its graphs/<method>/spec.py), and the upper
-bound with every answer retried `Context.llm_retries` times.
+requests per user (each method's `llm_calls` hook, declared in its graphs/<method>/spec.py), and the
+upper bound with every answer retried `Context.llm_retries` times. With a probe (bench/cost/probe.py:
+the method run on a few of the users against the loopback simulator) also the tokens per user: input
+from the prompts the method built, output as the simulator answered or, for a hosted model, each
+ranking answer at its output budget (agents/output_budget.py: the most it can be billed), and the
+dollars from bench/cost/prices.json ("price unknown" for a model it does not list).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from agents.output_budget import output_budget
+from bench.cost.measured import Usage
+from bench.cost.prices import price_for, price_table
 from graphs.hooks import CallPlan
 from graphs.registry import METHODS, hook, method_context
 from state.context import Context
 
+if TYPE_CHECKING:
+    from bench.cost.probe import Probed
+
 
 @dataclass(frozen=True)
 class PlannedCalls:
-    """One method's planned requests."""
+    """One method's planned requests (and tokens, when probed)."""
 
     method: str
     """The method."""
@@ -26,6 +37,10 @@ class PlannedCalls:
     """Users still to run."""
     plan: CallPlan | None
     """Its declared requests per user (None: an LLM method that declares none)."""
+    tokens: Usage | None = None
+    """Planned calls and tokens over those users (None: not probed)."""
+    source: str = ""
+    """The method the tokens were measured on, when not this one (a trained planner's sibling)."""
 
     @property
     def total(self) -> int:
@@ -39,15 +54,48 @@ def plans_paid_calls(llm: str) -> bool:
 
 
 def planned_calls(
-    methods: Sequence[str], pending: Mapping[str, int], context: Context, candidates: int
+    methods: Sequence[str],
+    pending: Mapping[str, int],
+    context: Context,
+    candidates: int,
+    probed: Mapping[str, Probed] | None = None,
 ) -> list[PlannedCalls]:
-    """Every LLM method's planned requests (classic methods plan none and are left out)."""
+    """Every LLM method's planned requests (classic methods plan none and are left out), with its
+    tokens when `probed` (bench/cost/probe.py) measured them."""
     rows = []
     for method in methods:
         if METHODS[method].kind != "llm":
             continue
-        rows.append(PlannedCalls(method, pending[method], declared_plan(method, context, candidates)))
+        plan = declared_plan(method, context, candidates)
+        found = (probed or {}).get(method)
+        tokens = (
+            planned_tokens(method, found, plan, context, candidates).times(pending[method]) if found else None
+        )
+        source = found.source if found and found.source != method else ""
+        rows.append(PlannedCalls(method, pending[method], plan, tokens, source))
     return rows
+
+
+def planned_tokens(
+    method: str, probed: Probed, plan: CallPlan | None, context: Context, candidates: int
+) -> Usage:
+    """Calls and tokens per user: as probed (scaled to the method's own plan when measured on its
+    sibling); for a hosted model the ranking answers at their output budgets instead of the
+    simulator's lengths."""
+    usage, output = probed.per_user, probed.per_user.output_tokens
+    if context.llm.startswith("openai:"):
+        ctx = method_context(method, context)
+        budgets = sum(
+            calls * output_budget(agent, candidates, ctx) for agent, calls in probed.rank_calls.items()
+        )
+        output = output - probed.rank_output + budgets
+    usage = Usage(usage.calls, usage.input_tokens, output)
+    if probed.source != method and plan and usage.calls:
+        usage = Usage(
+            plan.per_user,
+            *(v / usage.calls * plan.per_user for v in (usage.input_tokens, usage.output_tokens)),
+        )
+    return usage
 
 
 def declared_plan(method: str, context: Context, candidates: int) -> CallPlan | None:
@@ -67,8 +115,28 @@ def call_plan_entry(method: str, context: Context, candidates: int) -> dict[str,
     return asdict(plan) if plan else None
 
 
-def describe_plan(rows: Sequence[PlannedCalls], retries: int) -> str:
-    """One line per method and a total: "arag: 50 users × 4 = 200 requests", retries as the bound."""
+def dollars(llm: str, tokens: Usage | None) -> float | None:
+    """The tokens' price on `llm` (None: no tokens, or a model the price table lacks)."""
+    price = price_for(llm)
+    return price.dollars(tokens.input_tokens, tokens.output_tokens) if price and tokens else None
+
+
+def _tokens_text(row: PlannedCalls, llm: str) -> str:
+    if row.tokens is None:
+        return ""
+    cost = dollars(llm, row.tokens)
+    money = (
+        f", ${cost:,.2f}" if cost is not None else (", price unknown" if llm.startswith("openai:") else "")
+    )
+    via = f" (per call as {row.source})" if row.source else ""
+    return (
+        f"; {row.tokens.input_tokens:,.0f} input + {row.tokens.output_tokens:,.0f} output tokens{money}{via}"
+    )
+
+
+def describe_plan(rows: Sequence[PlannedCalls], retries: int, llm: str = "") -> str:
+    """One line per method and a total: "arag: 50 users × 4 = 200 requests", retries as the bound,
+    and with probed tokens the tokens and dollars (or "price unknown")."""
     lines = []
     for row in rows:
         if row.plan is None:
@@ -76,10 +144,41 @@ def describe_plan(rows: Sequence[PlannedCalls], retries: int) -> str:
             continue
         bound = "at most " if row.plan.at_most else ""
         note = f" ({row.plan.note})" if row.plan.note else ""
-        lines.append(f"  {row.method}: {row.users} users × {bound}{row.plan.per_user} = {row.total}{note}")
+        calls = f"{row.users} users × {bound}{row.plan.per_user} = {row.total}"
+        lines.append(f"  {row.method}: {calls}{note}{_tokens_text(row, llm)}")
     total = sum(row.total for row in rows)
     head = (
         f"planned LLM requests: {total:,} before retries, up to {total * (retries + 1):,} if every "
         f"answer needs its {retries} retries"
     )
-    return "\n".join([head, *lines])
+    return "\n".join([head, *lines, *_total_lines(rows, llm)])
+
+
+def _total_lines(rows: Sequence[PlannedCalls], llm: str) -> list[str]:
+    """The planned tokens and dollars in total, and which prices and token counts they use."""
+    probed = [row.tokens for row in rows if row.tokens is not None]
+    if not probed:
+        return []
+    tokens_in, tokens_out = sum(t.input_tokens for t in probed), sum(t.output_tokens for t in probed)
+    cost = dollars(llm, Usage(0, tokens_in, tokens_out))
+    price = price_for(llm)
+    if price is not None:
+        read_on, _ = price_table()
+        money = (
+            f"${cost:,.2f} at {price.model}'s ${price.input}/${price.output} per 1M input/output "
+            f"tokens (bench/cost/prices.json, read {read_on})"
+        )
+    elif llm.startswith("openai:"):
+        money = f"price unknown: {llm.removeprefix('openai:')} is not in bench/cost/prices.json"
+    else:
+        money = f"no price: {llm or 'this backend'} is not billed"
+    budget = (
+        " (hosted model: ranking answers counted at their output budgets)"
+        if llm.startswith("openai:")
+        else ""
+    )
+    return [
+        f"planned tokens: {tokens_in:,.0f} input + {tokens_out:,.0f} output{budget}; {money}",
+        "  (tokens: each method's prompts rendered for a sample of users under the loopback simulator, "
+        "≈4 characters per token)",
+    ]

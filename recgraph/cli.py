@@ -15,6 +15,7 @@ from recgraph.datasets_command import add_datasets_parser
 from recgraph.fallback_options import add_fallback_options
 from recgraph.help_format import DefaultsHelpFormatter, methods_epilog
 from recgraph.options import add_dataset_options, add_set_option
+from recgraph.reproduce_command import add_reproduce_parser
 from recgraph.settings import apply_offline_defaults
 
 BENCH_EXIT_CODES = """exit status:
@@ -113,6 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_datasets_parser(commands)  # `recgraph datasets [PATH ...]` (handler set by the parser)
 
     add_compare_parser(commands)  # `recgraph compare RUN_A RUN_B` (handler set by the parser)
+
+    add_reproduce_parser(commands)  # `recgraph reproduce PAPER` (handler set by the parser)
 
     recommend = commands.add_parser(
         "recommend",

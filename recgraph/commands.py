@@ -126,8 +126,11 @@ def bench(args: argparse.Namespace) -> int:
         print_header(console, escape(line))
     if plans_paid_calls(args.llm):  # said before a paid backend starts, so the run can be stopped
         pending = {m: sum(1 for c in cases if c.user_id not in log.done(m)) for m in methods}
-        rows = planned_calls(methods, pending, context_from_args(args), protocol.candidates)
-        print_header(console, escape(describe_plan(rows, args.llm_retries)))
+        from bench.cost.probe import probe  # tokens: the prompts of a few users under the loopback sim
+
+        probed = probe(methods, cases, protocol, context_from_args(args))
+        rows = planned_calls(methods, pending, context_from_args(args), protocol.candidates, probed)
+        print_header(console, escape(describe_plan(rows, args.llm_retries, args.llm)))
     trace, project = getattr(args, "trace", False), getattr(args, "langsmith_project", None)
     resumed = {m: len(log.done(m)) for m in methods}
     with (

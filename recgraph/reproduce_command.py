@@ -1,0 +1,62 @@
+"""`recgraph reproduce PAPER --dataset PATH`: a paper's protocol, its main tables with the published
+numbers beside ours, and the cost before the first call (bench/reproduce/)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from recgraph.help_format import DefaultsHelpFormatter
+
+EPILOG = """papers: memrec, amem4rec, arag, chainrec (published numbers: bench/reproduce/published/).
+Each scenario the paper's tables use is one `recgraph bench` run in OUT/<scenario> (the same command
+resumes); OUT/reproduce.md and reproduce.json hold the paper's tables with ours beside them.
+With a hosted model (openai:<model>) the LLM cache OUT/llm_cache.sqlite is on unless --llm-cache
+names another file, so a rerun or a resumed run pays nothing twice."""
+
+
+def add_reproduce_parser(commands: argparse._SubParsersAction) -> None:
+    """Register `recgraph reproduce` (its handler is set here)."""
+    parser = commands.add_parser(
+        "reproduce",
+        help="run a paper's protocol and write its tables with the published numbers beside ours",
+        formatter_class=DefaultsHelpFormatter,
+        epilog=EPILOG,
+    )
+    parser.add_argument("paper", help="memrec, amem4rec, arag or chainrec")
+    parser.add_argument("--dataset", required=True, help="the dataset path (or ml-100k)")
+    parser.add_argument("--users", type=int, default=None, help="users per scenario (default: the paper's)")
+    parser.add_argument("--candidates", type=int, default=None, help="N (default: the paper's)")
+    parser.add_argument("--seed", type=int, default=0, help="seed for users and candidates")
+    parser.add_argument("--concurrency", type=int, default=4, help="users in flight at once")
+    parser.add_argument("--out", default=None, help="output folder (default runs/reproduce/PAPER)")
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the planned LLM calls, tokens and dollars per method and stop: nothing is sent "
+        "to the model and nothing written",
+    )
+    llm = parser.add_argument_group("LLM backend")
+    llm.add_argument(
+        "--llm",
+        default=os.environ.get("RECGRAPH_LLM", "heuristic"),
+        help="heuristic, local, sim or openai:<model>; env RECGRAPH_LLM",
+    )
+    llm.add_argument("--base-url", default="", help="OpenAI-compatible endpoint for openai:<model>")
+    llm.add_argument("--llm-retries", type=int, default=2, help="retries before the fallback")
+    llm.add_argument(
+        "--llm-cache",
+        default="",
+        help="SQLite file replaying identical LLM calls (default with openai:<model>: OUT/llm_cache.sqlite)",
+    )
+    parser.set_defaults(handler=reproduce)
+
+
+def reproduce(args: argparse.Namespace) -> int:
+    """The `recgraph reproduce` handler."""
+    from rich.markup import escape
+
+    from bench.reproduce.run import reproduce as run
+    from recgraph.commands import console
+
+    return run(args, lambda line: console.print(escape(line), soft_wrap=True))
