@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from agents.baselines.trained import (
+    MemoryWatch,
     TrainingData,
     cache_path,
     knobs,
@@ -76,9 +77,10 @@ def train_lightgcn(env: Environment, ctx: BaselinesContext) -> LightGCNModel:
         info.update(saved["info"], reused=True)
         return LightGCNModel(saved["users"].numpy(), saved["items"].numpy(), info)
     started = time.perf_counter()
-    with seeded_torch(ctx.seed):
+    with MemoryWatch() as memory, seeded_torch(ctx.seed):
         users, items, figures = fit(env, data, settings)
-    info.update(figures, seconds=round(time.perf_counter() - started, 2), reused=False)
+    seconds = round(time.perf_counter() - started, 2)
+    info.update(figures, seconds=seconds, reused=False, **memory.figures())
     save_checkpoint(path, {"users": users, "items": items, "info": figures})
     return LightGCNModel(users.numpy(), items.numpy(), info)
 

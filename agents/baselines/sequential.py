@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from agents.baselines.trained import (
+    MemoryWatch,
     TrainingData,
     cache_path,
     knobs,
@@ -146,11 +147,11 @@ def train_sequential(env: Environment, ctx: BaselinesContext, name: str) -> Sequ
     # batch_size rows): a smaller catalog trains with one batch of all its sessions.
     batch = min(settings["batch_size"], max(1, len(train_set.sessions)))
     model = recommender(name, {**settings, "batch_size": batch})
-    with seeded_torch(ctx.seed):
+    with MemoryWatch() as memory, seeded_torch(ctx.seed):
         model.fit(train_set, val_set)
     report(label, settings["epochs"], settings["epochs"])
     seconds = time.perf_counter() - started
-    info.update(epochs=settings["epochs"], seconds=round(seconds, 2), reused=False)
+    info.update(epochs=settings["epochs"], seconds=round(seconds, 2), reused=False, **memory.figures())
     save_checkpoint(path, {"state": model.model.state_dict(), "seconds": seconds})
     return SequentialModel(model, settings["max_len"], info)
 

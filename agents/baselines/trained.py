@@ -18,6 +18,8 @@ from __future__ import annotations
 import hashlib
 import os
 import random
+import resource
+import threading
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -147,3 +149,51 @@ def with_cold_fallback(env: Environment, items: Sequence[str], scores: np.ndarra
 def cold_details(env: Environment, items: Sequence[str], cold_user: bool) -> dict[str, int]:
     """Per-user fallback counts: whether the popularity order was used, and the cold candidates."""
     return {"cold_user": int(cold_user), "cold_candidates": int((~warm_mask(env, items)).sum())}
+
+
+def resident_mb() -> float:
+    """This process's resident set now, in MB (`/proc/self/statm`; the peak so far where there is no
+    /proc)."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+    except (OSError, IndexError, ValueError):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+@dataclass
+class MemoryWatch:
+    """The resident set while a model trains, sampled every `interval` seconds by a daemon thread:
+    the process's peak *during* training, which the process-wide high-water mark (`ru_maxrss`) cannot
+    give once an earlier step (MiniLM, another model) went higher."""
+
+    interval: float = 0.05
+    """Seconds between samples."""
+    start_mb: float = 0.0
+    """Resident MB when training started."""
+    peak_mb: float = 0.0
+    """Highest resident MB sampled while training."""
+
+    def __enter__(self) -> MemoryWatch:
+        self.start_mb = self.peak_mb = resident_mb()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, name="rss-watch", daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.peak_mb = max(self.peak_mb, resident_mb())
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak_mb = max(self.peak_mb, resident_mb())
+
+    def figures(self) -> dict[str, float]:
+        """metrics.json's `training` fields: resident MB at the start, the peak, and the growth."""
+        return {
+            "rss_start_mb": round(self.start_mb, 1),
+            "peak_rss_mb": round(self.peak_mb, 1),
+            "rss_growth_mb": round(self.peak_mb - self.start_mb, 1),
+        }

@@ -9,6 +9,7 @@ both are visible history, neither is warm)."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -144,3 +145,27 @@ def test_a_user_without_warm_history_gets_the_popularity_order_counted(name: str
     by_popularity = sorted(candidates, key=lambda i: -env.popularity.get(i, 0))  # stable: given order
     assert output["ranking"] == by_popularity
     assert output["details"] == {"cold_user": 1, "cold_candidates": 1}
+
+
+def test_memory_watch_sees_a_peak_that_is_freed_before_training_ends() -> None:
+    """The watch samples while the block runs: 200 MB held for a moment and freed before the end is
+    counted in the peak (the resident set at the end would miss it)."""
+    from agents.baselines.trained import MemoryWatch, resident_mb
+
+    with MemoryWatch(interval=0.01) as memory:
+        block = np.ones(200 * 2**20 // 8)  # 200 MB, touched
+        time.sleep(0.2)
+        del block
+    figures = memory.figures()
+    assert figures["rss_growth_mb"] >= 150 and figures["peak_rss_mb"] >= figures["rss_start_mb"] + 150
+    assert resident_mb() < figures["peak_rss_mb"] - 100  # freed: the end is below the peak
+
+
+@pytest.mark.parametrize("name", ["sasrec", "lightgcn"])
+def test_training_records_its_resident_memory(name: str, catalog: str) -> None:
+    env = get_environment(catalog)
+    ctx = context(catalog)
+    model = train_lightgcn(env, ctx) if name == "lightgcn" else train_sequential(env, ctx, name)
+    info = model.info
+    assert info["peak_rss_mb"] >= info["rss_start_mb"] > 0
+    assert info["rss_growth_mb"] == pytest.approx(info["peak_rss_mb"] - info["rss_start_mb"], abs=0.11)
