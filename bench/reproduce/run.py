@@ -67,6 +67,7 @@ def plan_rows(args: argparse.Namespace, paper: Paper, runs: list[ScenarioRun], o
 def reproduce(args: argparse.Namespace, say: Print) -> int:
     """Print the plan; unless `--dry-run`, run each scenario through `recgraph bench` and write
     OUT/reproduce.md and OUT/reproduce.json."""
+    from agents.backends import describe_backend
     from bench.planned_calls import describe_plan
     from world.datasets import check_dataset_spec
 
@@ -75,7 +76,7 @@ def reproduce(args: argparse.Namespace, say: Print) -> int:
     out = Path(args.out or f"runs/reproduce/{paper.name}")
     runs = scenario_runs(paper)
     header = [f"paper: {paper.title}; protocol: {paper.protocol['note']}"]
-    header += [f"the paper's model: {paper.protocol['llm']}; ours: {args.llm}"]
+    header += [f"the paper's model: {paper.protocol['llm']}; ours: {describe_backend(args.llm)}"]
     if missing := missing_methods(paper):
         header.append(f"rows without a recgraph method: {', '.join(missing)} (shown as not in recgraph)")
     if note := filter_note(paper):

@@ -89,7 +89,7 @@ def table_markdown(table: Table, rows: list[dict[str, Any]], dataset: str) -> st
             cells = [
                 (row["cells"][i]["published"], _ours(row["cells"][i], row["status"], digits)) for i in index
             ]
-            shown = " | ".join(f"{p:.{digits}f} | {o}" for p, o in cells)
+            shown = " | ".join(f"{p:g} | {o}" for p, o in cells)
             lines.append(f"| {row['row']} | {method} | {shown} |")
         parts.append("\n".join(lines) + "\n")
     return "\n".join(parts)
