@@ -27,7 +27,10 @@ MAX_DEPTH = 3
 def discover(folder: Path) -> list[str]:
     """Dataset paths under `folder` (at most `MAX_DEPTH` levels down), in name order: each sequential
     split prefix (`<name>.test.inter`), AgentSociety folder (item.json + review.json), InstructRec
-    folder (`*.instruction`) and RecBole atomic folder (one `<name>.inter`)."""
+    folder (`*.instruction`), RecBole atomic folder (one `<name>.inter`), MIND folder
+    (`behaviors.tsv`) and Amazon reviews file (`<Category>.jsonl[.gz]` / `.json[.gz]`)."""
+    from world.loaders.amazon import review_files
+
     found: list[str] = []
     for depth in range(MAX_DEPTH + 1):
         for place in sorted(folder.glob("/".join(["*"] * depth)) if depth else [folder]):
@@ -39,8 +42,11 @@ def discover(folder: Path) -> list[str]:
                 continue
             atomic = [p for p in place.glob("*.inter") if not p.name.endswith(SPLIT_SUFFIXES)]
             agentsociety = (place / "item.json").is_file() and (place / "review.json").is_file()
-            if agentsociety or any(place.glob("*.instruction")) or len(atomic) == 1:
+            mind = (place / "behaviors.tsv").is_file()
+            if agentsociety or mind or any(place.glob("*.instruction")) or len(atomic) == 1:
                 found.append(str(place))
+            else:
+                found += [str(p) for p in review_files(place)]
     return found
 
 
@@ -85,6 +91,7 @@ def datasets(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from world.environment import get_environment
+    from world.filters import filtered_spec
 
     table = Table(title="datasets")
     table.add_column("dataset", no_wrap=True)
@@ -92,16 +99,21 @@ def datasets(args: argparse.Namespace) -> int:
         table.add_column(column, justify="right")
     table.add_column("fields")
     failures: list[str] = []
-    for spec in specs(args.paths):
+    notes: list[str] = []
+    for given in specs(args.paths):
+        spec = filtered_spec(given, args.min_interactions, args.min_user_interactions)
         try:
             env = get_environment(spec)
         except RecgraphError as error:
-            failures.append(f"recgraph: cannot read dataset {spec!r}: {error}")
+            failures.append(f"recgraph: cannot read dataset {given!r}: {error}")
             continue
         data = env.dataset
         counts = (len(env.user_ids), len(env.item_ids), len(data.interactions), len(env.cases))
-        table.add_row(spec if spec != data.name else data.name, *map(str, counts), fields_of(data))
+        table.add_row(given if given != data.name else data.name, *map(str, counts), fields_of(data))
+        notes += [f"{given}: {data.filtered}"] if data.filtered else []
     Console(width=max(120, Console().width)).print(table)
+    for line in notes:  # what the filters kept, before → after
+        print(line)
     for line in failures:
         print(line, file=sys.stderr)
     return 1 if failures else 0
@@ -121,5 +133,10 @@ def add_datasets_parser(commands: argparse._SubParsersAction) -> None:
         "or `synth` with the options below to generate one "
         f"(default: those under ${DATA_ENV}, else {DEFAULT_DATA})",
     )
+    for option, what in (
+        ("--min-interactions", "list each dataset's iterative K-core (users and items with at least K)"),
+        ("--min-user-interactions", "list each dataset with only the users having at least K interactions"),
+    ):
+        parser.add_argument(option, type=int, default=0, metavar="K", help=f"{what}; 0: off")
     add_synth_options(parser)
     parser.set_defaults(handler=datasets)

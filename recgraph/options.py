@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import Any
 
 from bench.sim_engine import FAULT_KINDS, OPT_IN_FAULTS
 from world.scenarios import BENCH_SCENARIOS
@@ -12,9 +13,53 @@ LLM_BACKENDS = ("heuristic", "local", "sim", "openai:<model>")
 """The values of --llm (`openai:<model>` names any model of an OpenAI-compatible endpoint)."""
 
 
+class DatasetSpec(argparse.Action):
+    """Stores `--dataset` or a filter option, then sets `dataset` to the filtered spec
+    (`world.filters.filtered_spec`, e.g. `data/x#kcore:5`), whatever order the options came in."""
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option: Any = None
+    ) -> None:
+        """Record the value and recompute `namespace.dataset`."""
+        from world.filters import filtered_spec
+
+        if isinstance(values, int) and values < 0:
+            parser.error(f"{option} must be 0 (off) or more, got {values}")
+        setattr(namespace, self.dest, values)
+        namespace.dataset = filtered_spec(
+            namespace.dataset_given, namespace.min_interactions, namespace.min_user_interactions
+        )
+
+
 def add_dataset_options(parser: argparse.ArgumentParser) -> None:
     """Options every data-reading command shares."""
-    parser.add_argument("--dataset", default="ml-100k", help="ml-100k or a dataset path")
+    parser.add_argument(
+        "--dataset",
+        dest="dataset_given",
+        metavar="DATASET",
+        default="ml-100k",
+        action=DatasetSpec,
+        help="ml-100k or a dataset path (RecBole atomic, sequential, AgentSociety, InstructRec, MIND, "
+        "Amazon 2014/2018/2023 reviews; docs/datasets.md)",
+    )
+    parser.set_defaults(dataset="ml-100k")
+    parser.add_argument(
+        "--min-interactions",
+        type=int,
+        default=0,
+        action=DatasetSpec,
+        metavar="K",
+        help="iterative K-core after loading: users and items with fewer than K interactions are dropped "
+        "until none is left (0: off); the run header says what it kept",
+    )
+    parser.add_argument(
+        "--min-user-interactions",
+        type=int,
+        default=0,
+        action=DatasetSpec,
+        metavar="K",
+        help="keep only users with at least K interactions (after --min-interactions; catalog unchanged)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed for users and candidates")
     parser.add_argument(
         "--scenario", default="classic", choices=BENCH_SCENARIOS, help="what the user may see"

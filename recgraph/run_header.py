@@ -28,6 +28,7 @@ WORD_BREAK = re.compile(r"(?<!→)\s+(?!→)")
 CONTINUATION = "  "
 """Indent of a paragraph's continuation lines."""
 DATASET_NOTES = (
+    "world.filters:filter_notes",
     "agents.memrec.rule_fields:curation_notes",
     "graphs.chainrec.learned:heuristic_training_notes",
 )

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from world.data import Dataset
 from world.errors import DatasetNotFoundError
+from world.filters import apply_filters, split_spec
 from world.loaders.recbole_atomic import load_recbole_atomic
 from world.loaders.sequential import load_sequential
 
@@ -31,10 +32,13 @@ def recbole_example_folder(name: str) -> Path:
 def load_path(path: Path) -> Dataset:
     """Detect the layout at `path` and load it.
 
-    `path` may be a folder (RecBole atomic files, one sequential split, AgentSociety
-    JSON, InstructRec) or a file prefix such as `data/CDs-100-user-dense` naming one
-    of several sequential splits in a folder.
+    `path` may be a folder (RecBole atomic files, one sequential split, AgentSociety JSON,
+    InstructRec, MIND, one Amazon review category), a file (an Amazon reviews file, MIND's
+    `behaviors.tsv`) or a file prefix such as `data/CDs-100-user-dense` naming one of several
+    sequential splits in a folder.
     """
+    if path.is_file():
+        return _load_file(path)
     folder, prefix = (path, path.name) if path.is_dir() else (path.parent, path.name)
     if not folder.is_dir():
         raise DatasetNotFoundError(f"no dataset at {str(path)!r}: not a folder or file prefix")
@@ -57,15 +61,40 @@ def load_path(path: Path) -> Dataset:
     inters = sorted(folder.glob(f"{prefix}.inter")) or sorted(folder.glob("*.inter"))
     if len(inters) == 1:
         return load_recbole_atomic(folder, inters[0].stem)
+    if path.is_dir():
+        from world.loaders.amazon import find_reviews, load_amazon
+        from world.loaders.mind import load_mind, mind_folders
+
+        if mind_folders(path):
+            return load_mind(path)
+        if reviews := find_reviews(path):
+            return load_amazon(reviews)
     raise DatasetNotFoundError(
         f"no dataset at {str(path)!r}: expected RecBole atomic files (<name>.inter/.item), "
-        "a <name>.test.inter split, AgentSociety item.json/review.json, or InstructRec files"
+        "a <name>.test.inter split, AgentSociety item.json/review.json, InstructRec files, "
+        "MIND behaviors.tsv/news.tsv, or Amazon reviews <Category>.jsonl[.gz] / .json[.gz]"
+    )
+
+
+def _load_file(path: Path) -> Dataset:
+    """A dataset named by one of its files: MIND's behaviors.tsv or an Amazon reviews file."""
+    from world.loaders.amazon import find_reviews, load_amazon
+    from world.loaders.mind import load_mind, mind_folders
+
+    if mind_folders(path):
+        return load_mind(path)
+    if reviews := find_reviews(path):
+        return load_amazon(reviews)
+    raise DatasetNotFoundError(
+        f"no dataset at {str(path)!r}: a file must be MIND's behaviors.tsv or an Amazon reviews "
+        "file (<Category>.jsonl[.gz], <Category>.json[.gz], reviews_<Category>.json.gz)"
     )
 
 
 def check_dataset_spec(spec: str) -> None:
     """Raise `DatasetNotFoundError` when `spec` is neither a built-in nor an existing path (or a file
     stem beside one): a cheap check, so a command can refuse a bad name before any heavy work."""
+    spec = split_spec(spec)[0]
     if spec in BUILTIN:
         return
     path = Path(spec).expanduser()
@@ -78,6 +107,13 @@ def check_dataset_spec(spec: str) -> None:
 
 @lru_cache(maxsize=8)
 def _load_cached(spec: str) -> Dataset:
+    base, filters = split_spec(spec)
+    if filters:  # the unfiltered data is not cached: memory follows what the filter keeps
+        return apply_filters(_load_unfiltered(base), filters)
+    return _load_unfiltered(spec)
+
+
+def _load_unfiltered(spec: str) -> Dataset:
     check_dataset_spec(spec)
     if spec in BUILTIN:
         # Named by what it is, not where this venv extracted it: caches and AMEM4Rec pools of
@@ -106,6 +142,7 @@ def collector_paused() -> Iterator[None]:
 
 
 def load_dataset(spec: str) -> Dataset:
-    """Load a built-in dataset by name (`ml-100k`) or any supported layout by path."""
+    """Load a built-in dataset by name (`ml-100k`) or any supported layout by path, filtered as
+    its trailing marks say (`world.filters.filtered_spec`: `<spec>#kcore:5`)."""
     with _load_lock, collector_paused():
         return _load_cached(spec)
