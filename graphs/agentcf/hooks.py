@@ -1,0 +1,53 @@
+"""AgentCF in the harness: the `prepare` hook trains (or reuses, or resumes) the agents' memories of
+the users under test before any user is ranked, and points the ranking at them; `llm_calls` plans
+the LLM requests per user."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from langchain_core.runnables import RunnableConfig
+
+from agents.agentcf.plan import Interaction
+from graphs.agentcf.training import train_memories, training_summary
+from graphs.hooks import CallPlan, Prepared, PrepareRequest
+from graphs.tracing import protocol_run_config
+from state.agentcf.context import AgentCFContext
+from world.environment import get_environment
+
+
+def train_for_bench(request: PrepareRequest) -> Prepared:
+    """`prepare` hook: the memories trained on the users' training interactions (graphs/agentcf/
+    training.py), shown as "<method> · training"; metrics.json gets `training` (accuracy of the
+    user agents' choices, reflections, cost, the checkpoint file and whether it was reused)."""
+    ctx = request.context
+    assert isinstance(ctx, AgentCFContext)
+    env = get_environment(ctx.dataset)  # the run's world
+    label = f"{request.method} · training"
+    progress = request.on_progress
+    hook = (lambda done, total: progress(label, done, total)) if progress else None
+
+    def trace(step: Interaction) -> RunnableConfig:
+        return protocol_run_config(
+            request.protocol,
+            request.method,
+            step.user_id,
+            name="agentcf_train",
+            phase="training",
+            extra={"position": step.position},
+        )
+
+    run = train_memories(env, ctx, list(request.users), request.concurrency, hook, trace)
+    return Prepared(replace(ctx, agentcf_memory=str(run.path)), {"training": training_summary(run)})
+
+
+def agentcf_calls(context: AgentCFContext, candidates: int) -> CallPlan:
+    """One ranking request, and at most 3 per round (choice, user and item reflection) for each
+    replayed training interaction: their number is `agentcf_interactions_per_user` when set (fewer
+    for a user with a shorter history, none when the memories are already trained)."""
+    per_interaction = 3 * max(1, context.agentcf_rounds)
+    replayed = context.agentcf_interactions_per_user
+    if replayed <= 0:
+        return CallPlan(1, note=f"plus up to {per_interaction} training calls per training interaction")
+    note = "training included, if not trained yet"
+    return CallPlan(1 + replayed * per_interaction, at_most=True, note=note)

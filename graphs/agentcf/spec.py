@@ -1,0 +1,43 @@
+"""AgentCF's registry entries: the three ranking variants of the paper (one trained memory serves
+them all) and the training graph."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphs.method_spec import MethodSpec, ServiceGraph
+from state.agentcf.context import AgentCFContext
+
+
+def _agentcf(summary: str, **overrides: Any) -> MethodSpec:
+    return MethodSpec(
+        "graphs.agentcf.graph:graph",
+        "llm",
+        summary,
+        AgentCFContext,
+        overrides,
+        prepare="graphs.agentcf.hooks:train_for_bench",
+        llm_calls="graphs.agentcf.hooks:agentcf_calls",
+        reported=("agentcf_memory",),
+    )
+
+
+METHODS: dict[str, MethodSpec] = {
+    "agentcf": _agentcf("AgentCF: user and item agents learn by collaborative reflection; basic ranking"),
+    "agentcf_sequential": _agentcf(
+        "AgentCF ranking with the recent history too (B+H)", agentcf_ranking="sequential"
+    ),
+    "agentcf_retrieval": _agentcf(
+        "AgentCF ranking with retrieved past self-descriptions (B+R)", agentcf_ranking="retrieval"
+    ),
+}
+"""AgentCF and its ranking variants (their training knobs are the same: one trained memory)."""
+
+SERVICE_GRAPHS: dict[str, ServiceGraph] = {
+    "agentcf_train": ServiceGraph(
+        "graphs.agentcf.train_graph:graph",
+        "AgentCF training: one interaction through the user agent's choice and collaborative reflection",
+        {"user_id": "1", "position": 0},
+    ),
+}
+"""One training interaction as its own graph (Studio, and the bench training steps)."""
