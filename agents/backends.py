@@ -62,18 +62,18 @@ def build_chat_model(
     base_url: str = "",
     timeout: float = 60.0,
     temperature: float = 0.0,
-    max_tokens: int = 512,
     requests_per_second: float = 0.0,
     http_async_client: Any = None,
 ) -> BaseChatModel | None:
-    """A new chat model for `spec` (None for heuristic)."""
+    """A new chat model for `spec` (None for heuristic). It has no output cap of its own: each request
+    binds its agent's budget (`bind_schema`), so one model, and its rate limiter, serves every budget."""
     check_backend(spec)
     if spec == "heuristic":
         return None
     if spec == "local":
         from agents.local_llm import LocalChatModel
 
-        return LocalChatModel(temperature=temperature, max_tokens=max_tokens)
+        return LocalChatModel(temperature=temperature)
     rate_limiter = None
     if requests_per_second > 0:
         from langchain_core.rate_limiters import InMemoryRateLimiter
@@ -103,7 +103,6 @@ def build_chat_model(
         timeout=timeout,
         max_retries=0,
         temperature=temperature,
-        max_tokens=max_tokens,
         rate_limiter=rate_limiter,
         http_async_client=http_async_client,
     )
@@ -138,13 +137,16 @@ def untransformed_chat_openai() -> type[BaseChatModel]:
 
 
 chat_model = lru_cache(maxsize=16)(build_chat_model)
-"""`build_chat_model`, built once per process per setting (for synchronous use)."""
+"""`build_chat_model`, built once per process per setting (for synchronous use). The settings are
+the run's (backend, URL, timeout, temperature, `--rps`), never an agent's output budget, so the
+run's requests share one rate limiter."""
 
 _per_loop: weakref.WeakKeyDictionary[Any, dict[tuple, Any]] = weakref.WeakKeyDictionary()
 
 
 def chat_model_here(*settings: Any) -> BaseChatModel | None:
-    """`chat_model(*settings)`, but a separate instance per running asyncio loop.
+    """`chat_model(*settings)`, but a separate instance per running asyncio loop (one per loop and
+    setting: every output budget shares it).
 
     An async HTTP client stays bound to the loop it first ran on (langchain-openai even
     shares one per base URL), so each `asyncio.run` gets its own model and client.
@@ -178,8 +180,10 @@ def bind_schema(
     schema: type,
     json_schema: dict[str, Any] | None = None,
     structured_output: str = "auto",
+    max_tokens: int | None = None,
 ) -> object:
-    """The model constrained to answer JSON following `schema` (a pydantic model class).
+    """The model constrained to answer JSON following `schema` (a pydantic model class), each
+    request capped at `max_tokens` output tokens (None: the endpoint's default).
 
     llama.cpp gets a JSON-schema grammar. OpenAI-compatible endpoints get the request shape
     `structured_output` names (`Context.structured_output`: json_schema, json_object, tools, or auto,
@@ -191,10 +195,11 @@ def bind_schema(
     from agents.local_llm import LocalChatModel
 
     if isinstance(model, LocalChatModel):
-        return model.bind(response_format={"type": "json_object", "schema": json_schema})
+        cap = {"max_tokens": max_tokens} if max_tokens is not None else {}
+        return model.bind(response_format={"type": "json_object", "schema": json_schema}, **cap)
     from agents.structured_output import StructuredModel
 
-    return StructuredModel(model, schema.__name__, json_schema, structured_output)
+    return StructuredModel(model, schema.__name__, json_schema, structured_output, max_tokens)
 
 
 def preflight(context: Any) -> None:

@@ -223,16 +223,15 @@ def _model_for(task: AgentTask, context: Context) -> Any:
     backend = backend_for(context, task.role)
     if backend == "heuristic":  # no model: no budget to work out, no client to build per budget
         return None
+    # One model per run setting (its --rps limiter governs the run); the agent's budget is bound per request.
     model = chat_model_here(
-        backend,
-        context.base_url,
-        context.llm_timeout,
-        context.temperature,
-        output_budget(task.agent, listed_entries(task.json_schema), context),
-        context.requests_per_second,
+        backend, context.base_url, context.llm_timeout, context.temperature, context.requests_per_second
     )
+    if model is None:
+        return None
     shape = context.structured_output  # json_schema, json_object, tools or auto (agents/structured_output.py)
-    return bind_schema(model, task.schema, task.json_schema, shape) if model is not None else None
+    budget = output_budget(task.agent, listed_entries(task.json_schema), context)
+    return bind_schema(model, task.schema, task.json_schema, shape, budget)
 
 
 def superstep(config: RunnableConfig | None) -> int:

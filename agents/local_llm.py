@@ -154,7 +154,7 @@ class LocalChatModel(BaseChatModel):
                 messages=payload,
                 response_format=kwargs.get("response_format"),
                 temperature=self.temperature,
-                max_tokens=self.max_tokens,
+                max_tokens=kwargs.get("max_tokens", self.max_tokens),  # an agent's budget, bound per request
                 stop=stop,
             )
         choice = response["choices"][0]

@@ -118,13 +118,23 @@ class StructuredModel:
     """A chat model asked for JSON following one schema, in the shape `mode_for` picks (module doc).
     Has the `invoke` / `ainvoke` the agent loop calls."""
 
-    def __init__(self, model: Any, name: str, schema: dict[str, Any], setting: str = "auto") -> None:
-        """`name` names the schema (and the tool); `setting` is `Context.structured_output`."""
+    def __init__(
+        self,
+        model: Any,
+        name: str,
+        schema: dict[str, Any],
+        setting: str = "auto",
+        max_tokens: int | None = None,
+    ) -> None:
+        """`name` names the schema (and the tool); `setting` is `Context.structured_output`; `max_tokens`
+        caps each answer (bound per request, so models with different caps share one client and its
+        rate limiter; None: the model's own cap)."""
         self.model, self.name, self.schema, self.setting = model, name, schema, setting
+        self.cap: dict[str, int] = {"max_tokens": max_tokens} if max_tokens is not None else {}
         self.endpoint = endpoint_key(model)
 
     def request(self, mode: Mode, messages: Sequence[BaseMessage]) -> tuple[Any, list[BaseMessage]]:
-        """The bound model and the messages for one request in `mode`."""
+        """The bound model (output cap included) and the messages for one request in `mode`."""
         if mode == "json_schema":
             response_format = {
                 "type": "json_schema",
@@ -132,16 +142,17 @@ class StructuredModel:
             }
             # Through `extra_body`: the same wire format, without the OpenAI SDK's per-request type
             # transform and client-side parse (~5 ms of CPU per call); we validate answers ourselves.
-            return self.model.bind(extra_body={"response_format": response_format}), list(messages)
+            bound = self.model.bind(extra_body={"response_format": response_format}, **self.cap)
+            return bound, list(messages)
         if mode == "json_object":
-            bound = self.model.bind(extra_body={"response_format": {"type": "json_object"}})
+            bound = self.model.bind(extra_body={"response_format": {"type": "json_object"}}, **self.cap)
             return bound, with_schema_note(messages, self.schema)
         tool = {
             "type": "function",
             "function": {"name": self.name, "description": "Give the answer.", "parameters": self.schema},
         }
         choice = {"type": "function", "function": {"name": self.name}}
-        return self.model.bind(tools=[tool], tool_choice=choice), list(messages)
+        return self.model.bind(tools=[tool], tool_choice=choice, **self.cap), list(messages)
 
     def _next(self, mode: Mode, error: BaseException) -> Mode:
         """The shape to try after `error`, or `error` raised again when it is not a refusal to switch on."""

@@ -94,7 +94,6 @@ async def _replay(
         context.base_url,
         context.llm_timeout,
         context.temperature,
-        context.max_output_tokens,
         context.requests_per_second,
     )
     bound = {}  # one binding per distinct response_format, made before the clock starts
@@ -102,7 +101,8 @@ async def _replay(
     def binding(request: SentRequest) -> Any:
         key = repr(request.extra_body)
         if key not in bound:
-            bound[key] = model.bind(extra_body=request.extra_body) if request.extra_body else model
+            shape = {"extra_body": request.extra_body} if request.extra_body else {}
+            bound[key] = model.bind(**shape, max_tokens=context.max_output_tokens)
         return bound[key]
 
     for plan in plans:

@@ -71,7 +71,7 @@ def test_sdk_response_format_requests_keep_their_messages_where_the_sdk_reads_th
 def test_backend_model_keeps_chat_openai_run_name_and_cache_key() -> None:
     ours = build_chat_model("openai:gpt-4o-mini", base_url="http://sim/v1")
     plain = ChatOpenAI(model="gpt-4o-mini", base_url="http://sim/v1", api_key="not-needed", timeout=60.0,
-                       max_retries=0, temperature=0.0, max_tokens=512)
+                       max_retries=0, temperature=0.0)
     assert isinstance(ours, untransformed_chat_openai()) and ours.get_name() == "ChatOpenAI"
     assert ours._get_llm_string() == plain._get_llm_string()
     bound, _ = bind_schema(ours, RankedList).request("json_schema", MESSAGES)
@@ -84,7 +84,7 @@ def test_per_loop_clients_share_one_verifying_tls_context() -> None:
     from agents.backends import chat_model_here, tls_context
 
     async def client_context() -> ssl.SSLContext:
-        model = chat_model_here("sim", "http://sim/v1", 6.0, 0.0, 512, 0.0)
+        model = chat_model_here("sim", "http://sim/v1", 6.0, 0.0, 0.0)
         return model.http_async_client._transport._pool._ssl_context
 
     first, second = asyncio.run(client_context()), asyncio.run(client_context())

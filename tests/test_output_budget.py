@@ -114,7 +114,8 @@ def test_each_request_is_made_with_its_agent_s_budget_and_a_truncated_answer_is_
     monkeypatch.setattr("agents.backends.chat_model_here", built)
     context = Context(llm="openai:gpt-4o-mini", llm_backoff=0.0, max_output_tokens=200)
     result = run_agent(ranking_task(), context)
-    assert settings[0][4] == 150 + 20 * len(CANDIDATES)  # (spec, url, timeout, temperature, max_tokens, rps)
+    assert len(settings[0]) == 5  # (spec, url, timeout, temperature, rps): the budget is no model setting
+    assert [seen["max_tokens"] for seen in model.kwargs_seen] == [150 + 20 * len(CANDIDATES)] * 2
     assert result.usage.errors == {"truncated": 1} and result.usage.source == "llm"
 
     case = EvalCase("u1", CANDIDATES[0], CANDIDATES)
@@ -132,7 +133,7 @@ def test_flat_budget_reaches_the_request(monkeypatch) -> None:
     model = ScriptedChatModel(script=[json.dumps({"ranking": CANDIDATES, "reason": "r"})])
     monkeypatch.setattr("agents.backends.chat_model_here", lambda *given: settings.append(given) or model)
     run_agent(ranking_task(), Context(llm="openai:gpt-4o-mini", max_output_tokens=64, output_budget="flat"))
-    assert settings[0][4] == 64
+    assert model.kwargs_seen[0]["max_tokens"] == 64 and 64 not in settings[0]
 
 
 def test_truncated_answers_from_the_simulator_reach_metrics_json(tmp_path: Path) -> None:
