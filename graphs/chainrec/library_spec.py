@@ -7,17 +7,38 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.chainrec.online.catalog import TOOLS, Catalog, ToolCost
+from agents.chainrec.online.catalog import (
+    CANDIDATE_RANK,
+    TOOLS,
+    Catalog,
+    ToolCost,
+    evidence_tools,
+    normalise_action,
+)
 from agents.chainrec.online.planners import RulePlanner
 from agents.chainrec.online.planning import Planner
 from agents.chainrec.online.tool_agent import FetchFn
 from state.chainrec.context import ChainRecContext
 from state.chainrec.state import ChainRecState
 from world.environment import Environment
+from world.errors import RecgraphError
+
+
+def without_tools(catalog: Catalog, names: str) -> Catalog:
+    """`catalog` without the comma-separated evidence tools `names` (`chainrec_drop_tools`); an
+    unknown name, or CandidateRank, is refused in one line."""
+    dropped = set()
+    for name in filter(None, (part.strip() for part in names.split(","))):
+        action = normalise_action(name, catalog)
+        if action is None or action == CANDIDATE_RANK:
+            tools = ", ".join(evidence_tools(catalog))
+            raise RecgraphError(f"chainrec_drop_tools: {name!r} is not a tool of the library; use {tools}")
+        dropped.add(action)
+    return tuple(spec for spec in catalog if spec.name not in dropped)
 
 
 def _chainrec_catalog(ctx: ChainRecContext) -> Catalog:
-    return TOOLS
+    return without_tools(TOOLS, ctx.chainrec_drop_tools)
 
 
 def _none_unavailable(env: Environment, ctx: ChainRecContext, catalog: Catalog) -> dict[str, str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from agents.chainrec.online.catalog import GEO
 from graphs.hooks import CallPlan
 from graphs.method_spec import MethodSpec, ServiceGraph
 from state.chainrec.context import ChainRecContext
@@ -62,6 +63,12 @@ METHODS: dict[str, MethodSpec] = {
         chainrec_max_steps=ALL_TOOLS,
     ),
     "chainrec_llm_planner": _chainrec("ChainRec with the zero-shot LLM planner", chainrec_planner="llm"),
+    "chainrec_no_geo": _chainrec(
+        "ChainRec without GeoContext (the paper's Table 4 ablation): the rule planner over the library "
+        "minus GeoContext",
+        chainrec_planner="rule",
+        chainrec_drop_tools=GEO,
+    ),
     "chainrec_learned": _learned(
         "ChainRec with the learned planner (SFT then DPO; bench trains it when missing, Studio "
         "needs a trained checkpoint)"

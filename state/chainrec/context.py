@@ -45,6 +45,13 @@ class ChainRecContext(Context):
             "tool in catalog order); infeasible ones are skipped."
         },
     )
+    chainrec_drop_tools: str = field(
+        default="",
+        metadata={
+            "description": "ChainRec ablations: comma-separated tools removed from the library the planner "
+            "plans over (chainrec_no_geo: GeoContext, the paper's Table 4); CandidateRank stays."
+        },
+    )
     chainrec_reward_lambda: float = field(
         default=0.003,
         metadata={

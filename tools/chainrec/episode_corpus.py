@@ -13,11 +13,13 @@ from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from world.data import Interaction
 from world.environment import Environment
+from world.loaders.agentsociety_fields import contributors
 from world.progress import report
 
 AUTHOR_KEYS = ("author", "authors", "series")
@@ -40,12 +42,21 @@ def location_in(attributes: Mapping[str, str]) -> tuple[float, float] | None:
     return point if finite and -90 <= point[0] <= 90 and -180 <= point[1] <= 180 else None
 
 
-def authors_in(attributes: Mapping[str, str]) -> list[str]:
-    """Author / series names in item attributes (comma- or semicolon-separated values)."""
+def city_in(attributes: Mapping[str, str]) -> str | None:
+    """The place as "City, ST" (or the city alone) from item or user attributes; None without a city."""
+    city = attributes.get("city", "").strip()
+    state = attributes.get("state", "").strip()
+    return (f"{city}, {state}" if state else city) if city else None
+
+
+def authors_in(attributes: Mapping[str, str], structured: Mapping[str, Any] | None = None) -> list[str]:
+    """Author / series names in item attributes (comma- or semicolon-separated values), then the
+    keys of Goodreads' author objects and series ids in the item's structured fields."""
     names: list[str] = []
     for key in AUTHOR_KEYS:
         raw = attributes.get(key, "")
         names += [n.strip() for n in raw.replace(";", ",").split(",") if n.strip()]
+    names += [key for key, _ in contributors(structured or {})]
     return list(dict.fromkeys(names))
 
 
@@ -93,8 +104,10 @@ class Corpus:
             "reviews": any(e.review for e in data.interactions),
             "categories": any(item.categories for item in data.items.values()),
             "timestamps": data.has_time,
-            "authors": any(authors_in(item.attributes) for item in data.items.values()),
-            "locations": any(location_in(item.attributes) for item in data.items.values()),
+            "authors": any(authors_in(item.attributes, item.structured) for item in data.items.values()),
+            "locations": any(
+                location_in(item.attributes) or city_in(item.attributes) for item in data.items.values()
+            ),
         }
         ratings = [e.rating for e in data.interactions if e.rating is not None]
         self.rating_max = max(ratings) if ratings else 5.0

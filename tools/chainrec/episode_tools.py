@@ -10,7 +10,8 @@ returned. Contract:
   exactly what the scenario shows (never the held-out target); for anybody else, interactions
   before the episode user's target time.
 - `get_item(item_ids)`: per item its title, categories, description (cut), attributes (author,
-  location, price, year, ...) and how many visible interactions and what mean rating it has.
+  location, price, year, ...), its list and object fields in their shapes (`structured`: Goodreads
+  author objects, Yelp opening hours, ...) and how many visible interactions and what mean rating it has.
 - `get_reviews(user_id | item_id, order, limit, max_chars)`: reviews by the episode's user (visible
   ones) or of an item (by others, before the target time), most recent or most helpful first,
   truncated to `max_chars` of text in all. Our data model keeps no helpful-vote counts, so "helpful"
@@ -34,6 +35,8 @@ from world.environment import Environment
 
 DESCRIPTION_CHARS = 300
 ATTRIBUTE_CHARS = 80
+STRUCTURED_ENTRIES = 20
+"""`get_item`: entries of a list field (authors, shelves, ...) one record carries at most."""
 
 
 @dataclass(frozen=True)
@@ -150,6 +153,9 @@ def item_record(scope: EpisodeScope, item_id: str) -> dict[str, Any]:
         "categories": list(item.categories),
         "description": _cut(item.description or "", DESCRIPTION_CHARS),
         "attributes": {k: _cut(v, ATTRIBUTE_CHARS) for k, v in item.attributes.items()},
+        "structured": {
+            k: v[:STRUCTURED_ENTRIES] if isinstance(v, list) else v for k, v in item.structured.items()
+        },
         "interactions": count,
         "mean_rating": None if mean is None else round(mean, 3),
         "reviews": reviews,
