@@ -27,6 +27,14 @@ def add_reproduce_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--dataset", required=True, help="the dataset path (or ml-100k)")
     parser.add_argument("--users", type=int, default=None, help="users per scenario (default: the paper's)")
     parser.add_argument("--candidates", type=int, default=None, help="N (default: the paper's)")
+    parser.add_argument(
+        "--min-user-interactions",
+        type=int,
+        default=None,
+        metavar="K",
+        help="keep users with at least K interactions (default: the paper's filter, e.g. AMEM4Rec's "
+        "more than 10; 0: none); not applied to cold_start",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed for users and candidates")
     parser.add_argument("--concurrency", type=int, default=4, help="users in flight at once")
     parser.add_argument("--out", default=None, help="output folder (default runs/reproduce/PAPER)")

@@ -4,7 +4,6 @@ helper adds later is picked up), and the paper's N, users and candidate source u
 
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import dataclass
 
 from bench.reproduce.papers import Paper
@@ -37,13 +36,11 @@ def missing_methods(paper: Paper) -> list[str]:
     return [m for m in paper.methods if m not in METHODS]
 
 
-def filter_note(paper: Paper) -> str:
-    """The paper's user filter (`min_interactions`) and whether this checkout can apply it: the k-core
-    filter is world/filters.py's (`--min-interactions`), added separately; until it exists the run
-    says it is not applied rather than filtering some other way."""
-    k = paper.protocol.get("min_interactions")
+def filter_note(paper: Paper, given: int | None) -> str:
+    """The paper's user filter (`min_interactions`: users with at least that many interactions), as
+    applied through world/filters.py's `--min-user-interactions` to every scenario but cold_start
+    (whose users have 2-3 interactions by definition); `given` overrides it (0: off)."""
+    k = paper.protocol.get("min_interactions") if given is None else given
     if not k:
-        return ""
-    if importlib.util.find_spec("world.filters") is None:
-        return f"paper's user filter: at least {k} interactions; not applied (world/filters.py is not in this checkout)"
-    return f"paper's user filter: at least {k} interactions (pass --min-interactions {k} to apply it)"
+        return "no user filter" if paper.protocol.get("min_interactions") else ""
+    return f"user filter: at least {k} interactions (--min-user-interactions {k}; not in cold_start)"

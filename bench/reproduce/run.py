@@ -27,6 +27,11 @@ def bench_args(args: argparse.Namespace, paper: Paper, run: ScenarioRun, out: Pa
         "--seed", str(args.seed), "--llm", args.llm, "--out", str(out / run.scenario),
         "--concurrency", str(args.concurrency), "--llm-retries", str(args.llm_retries),
     ]  # fmt: skip
+    k = protocol.get("min_interactions") if args.min_user_interactions is None else args.min_user_interactions
+    if (
+        k and run.scenario != "cold_start"
+    ):  # the paper's user filter (cold-start users have 2-3 by definition)
+        argv += ["--min-user-interactions", str(k)]
     if protocol["candidate_source"] == "retrieval":
         argv += ["--candidate-source", "retrieval"]
     if args.base_url:
@@ -37,7 +42,9 @@ def bench_args(args: argparse.Namespace, paper: Paper, run: ScenarioRun, out: Pa
     return build_parser().parse_args(argv)
 
 
-def plan_rows(args: argparse.Namespace, paper: Paper, runs: list[ScenarioRun], out: Path) -> list[Any]:
+def plan_rows(
+    args: argparse.Namespace, paper: Paper, runs: list[ScenarioRun], out: Path, say: Print
+) -> list[Any]:
     """Every scenario run's planned calls and tokens (probed under the loopback simulator)."""
     from bench.cost.probe import probe
     from bench.planned_calls import planned_calls
@@ -45,6 +52,7 @@ def plan_rows(args: argparse.Namespace, paper: Paper, runs: list[ScenarioRun], o
     from recgraph.commands import protocol_from_args
     from recgraph.llm_session import context_from_args
     from world.environment import get_environment
+    from world.errors import ProtocolError
     from world.results_log import ResultsLog
 
     rows = []
@@ -53,7 +61,11 @@ def plan_rows(args: argparse.Namespace, paper: Paper, runs: list[ScenarioRun], o
             continue
         bench = bench_args(args, paper, run, out)
         protocol = protocol_from_args(bench, bench.llm)
-        cases = plan_cases(get_environment(bench.dataset), protocol)
+        try:
+            cases = plan_cases(get_environment(bench.dataset), protocol)
+        except ProtocolError as error:
+            say(f"scenario {run.scenario}: {error}")
+            continue
         log_path = Path(bench.out) / "results.jsonl"
         done = ResultsLog(log_path, protocol.as_dict()).done if log_path.exists() else (lambda m: {})
         pending = {m: sum(1 for c in cases if c.user_id not in done(m)) for m in run.methods}
@@ -79,11 +91,11 @@ def reproduce(args: argparse.Namespace, say: Print) -> int:
     header += [f"the paper's model: {paper.protocol['llm']}; ours: {describe_backend(args.llm)}"]
     if missing := missing_methods(paper):
         header.append(f"rows without a recgraph method: {', '.join(missing)} (shown as not in recgraph)")
-    if note := filter_note(paper):
+    if note := filter_note(paper, args.min_user_interactions):
         header.append(note)
     for line in header:
         say(line)
-    rows = plan_rows(args, paper, runs, out) if args.llm != "heuristic" else []
+    rows = plan_rows(args, paper, runs, out, say) if args.llm != "heuristic" else []
     if rows:
         say(describe_plan([row for _, row in rows], args.llm_retries, args.llm))
     if args.dry_run:
@@ -99,6 +111,7 @@ def _run(
     from bench.reproduce.costs import cost_markdown, cost_rows
     from bench.reproduce.table import paper_report
     from recgraph.commands import bench
+    from world.errors import ProtocolError
 
     metrics: dict[str, dict[str, Any]] = {}
     worst = 0
@@ -106,7 +119,12 @@ def _run(
         if not run.methods:
             continue
         say(f"{paper.name}: scenario {run.scenario}, methods {', '.join(run.methods)}")
-        code = bench(bench_args(args, paper, run, out))
+        try:
+            code = bench(bench_args(args, paper, run, out))
+        except ProtocolError as error:  # e.g. no user of this dataset qualifies for the scenario
+            header.append(f"scenario {run.scenario} not run: {error}")
+            say(header[-1])
+            continue
         path = out / run.scenario / "metrics.json"
         if path.exists():
             metrics[run.scenario] = json.loads(path.read_text())
@@ -120,6 +138,7 @@ def _run(
     costs = cost_rows(rows, metrics, args.llm)
     document["cost"] = costs
     text += cost_markdown(costs)
+    out.mkdir(parents=True, exist_ok=True)
     (out / "reproduce.md").write_text(text)
     (out / "reproduce.json").write_text(json.dumps(document, indent=1) + "\n")
     say(f"wrote {out}/reproduce.md, reproduce.json")
