@@ -47,7 +47,8 @@ def cost_markdown(rows: Sequence[Mapping[str, Any]]) -> str:
     for row in rows:
         p, m, ratio = row["planned"], row["measured"], row["tokens_measured_over_planned"]
         lines.append(
-            f"| {row['scenario']} | {row['method']} | {p['calls']:,.0f} | {m['calls']:,.0f} | {p['input_tokens']:,.0f} "
+            f"| {row['scenario']} | {row['method']} | {p['calls']:,.0f} | {m['calls']:,.0f} "
+            f"| {p['input_tokens']:,.0f} "
             f"| {m['input_tokens']:,.0f} | {p['output_tokens']:,.0f} | {m['output_tokens']:,.0f} "
             f"| {'' if ratio is None else f'{ratio:.3f}'} |"
         )

@@ -23,7 +23,8 @@ def bench_args(args: argparse.Namespace, paper: Paper, run: ScenarioRun, out: Pa
     protocol = paper.protocol
     argv = [
         "bench", "--dataset", args.dataset, "--methods", ",".join(run.methods), "--scenario", run.scenario,
-        "--users", str(args.users or protocol["users"]), "--candidates", str(args.candidates or protocol["candidates"]),
+        "--users", str(args.users or protocol["users"]),
+        "--candidates", str(args.candidates or protocol["candidates"]),
         "--seed", str(args.seed), "--llm", args.llm, "--out", str(out / run.scenario),
         "--concurrency", str(args.concurrency), "--llm-retries", str(args.llm_retries),
     ]  # fmt: skip

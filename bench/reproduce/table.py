@@ -100,8 +100,8 @@ def paper_report(
 ) -> tuple[str, dict]:
     """reproduce.md's text and reproduce.json's document for a run (`runs`: scenario -> its
     metrics.json)."""
-    document: dict[str, Any] = {"paper": paper.name, "title": paper.title, "dataset": dataset,
-                                "protocol": paper.protocol, "omitted": paper.omitted, "tables": []}  # fmt: skip
+    document: dict[str, Any] = {"paper": paper.name, "title": paper.title, "dataset": dataset}
+    document.update(protocol=paper.protocol, omitted=paper.omitted, tables=[])
     parts = [f"# recgraph reproduce {paper.name}: {paper.title}\n", *(f"- {line}" for line in header), ""]
     for table in paper.tables:
         rows = table_cells(table, runs, dataset)
