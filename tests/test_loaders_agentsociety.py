@@ -8,9 +8,18 @@ from pathlib import Path
 
 import pytest
 
+from recgraph.cli import main
+from tests.fixtures.agentsociety_shapes import (
+    GOODREADS_BOOKS,
+    amazon_folder,
+    goodreads_folder,
+    write_task,
+    yelp_folder,
+)
 from world.data import Interaction, PresplitUser
 from world.errors import DataFormatError
 from world.loaders.agentsociety import load_agentsociety, parse_time
+from world.loaders.agentsociety_fields import contributors, weekly_hours
 
 YELP_ITEM = {
     "item_id": "b1",
@@ -115,11 +124,13 @@ def test_items_keep_title_categories_description_and_scalar_attributes(folder: P
         "is_open": "true",
         "source": "yelp",
     }
+    assert cafe.structured == {"attributes": {"WiFi": "free"}}  # "hours": null is no field
     strings = data.items["B00X"]
     assert strings.title == "Guitar Strings"
     assert strings.categories == ("Musical Instruments", "Strings")
     assert strings.description == "Bright tone. Long life."
     assert strings.attributes == {"price": "9.99"}
+    assert strings.structured == {"features": ["nickel"]}
     poems = data.items["77"]
     assert (poems.title, poems.attributes) == ("Poems", {"year": "1999"})
     assert data.items["x9"].title == "item x9"
@@ -290,3 +301,121 @@ def test_two_tasks_for_one_user_are_refused(tmp_path: Path) -> None:
     add_task(tmp_path, 0, task_for("u1", ["x9"]), X9)
     add_task(tmp_path, 1, task_for("u1", ["x9"]), X9)
     expect_error(tmp_path, tmp_path / "tasks" / "task_1.json", 3, "user 'u1' already has a task")
+
+
+def test_goodreads_author_objects_series_and_shelves_keep_their_shapes(tmp_path: Path) -> None:
+    data = load_agentsociety(goodreads_folder(tmp_path / "goodreads"))
+    book = data.items["g2"]
+    assert book.structured["authors"] == [
+        {"author_id": "100", "role": ""},
+        {"author_id": "200", "role": "Illustrator"},
+    ]
+    assert book.structured["popular_shelves"] == GOODREADS_BOOKS[1]["popular_shelves"]
+    assert "similar_books" not in book.structured and "series" not in book.structured  # empty lists
+    assert data.items["g1"].structured["series"] == ["S1"]
+    assert book.attributes == {"year": "2001", "source": "goodreads", "type": "book"}
+    assert contributors(book.structured) == [
+        ("author 100", "author 100"),
+        ("author 200", "author 200 (Illustrator)"),
+    ]
+    assert data.presplit == {
+        "u1": PresplitUser(
+            history=("g1", "g2"), valid="g3", target="g8", candidates=("g4", "g5", "g6", "g7", "g8")
+        ),
+    }
+
+
+def test_yelp_hours_attributes_and_location_keep_their_shapes(tmp_path: Path) -> None:
+    data = load_agentsociety(yelp_folder(tmp_path / "yelp"))
+    late = data.items["c1"]
+    assert late.categories == ("Restaurants", "Cafes")
+    assert late.structured == {
+        "attributes": {"RestaurantsPriceRange2": "2", "WiFi": "u'free'"},
+        "hours": {"Friday": "18:0-2:0", "Saturday": "18:0-2:0"},
+    }
+    assert weekly_hours(late.structured) == {4: (1080, 1560), 5: (1080, 1560)}
+    assert weekly_hours(data.items["c4"].structured) == {5: (0, 1440)}  # "0:0-0:0": open all day
+    assert (late.attributes["city"], late.attributes["latitude"], late.attributes["is_open"]) == (
+        "Tucson",
+        "32.22",
+        "1",
+    )
+    far, bare = (
+        data.items["c3"],
+        data.items["c4"],
+    )  # optional fields missing: no hours, no coordinates, no city
+    assert (
+        "hours" not in far.structured and "latitude" not in far.attributes and "city" not in bare.attributes
+    )
+    assert data.users["u1"] == {"name": "Ann", "review_count": "4"}
+
+
+def test_amazon_category_paths_are_flattened_and_kept(tmp_path: Path) -> None:
+    data = load_agentsociety(amazon_folder(tmp_path / "amazon"))
+    capo = data.items["B01"]
+    assert capo.categories == ("Musical Instruments", "Guitars", "Accessories", "Capos")
+    assert capo.structured == {
+        "categories": [["Musical Instruments", "Guitars", "Accessories"], ["Musical Instruments", "Capos"]],
+        "features": ["brass", "spring clamp"],
+        "details": {"Brand": "Acme", "Item Weight": "2 ounces"},
+    }  # images dropped: media URLs
+    assert capo.description == "Quick release. Fits six strings."
+    assert (
+        data.items["B02"].categories == ("Musical Instruments", "Strings")
+        and data.items["B02"].structured == {}
+    )
+    assert data.items["B03"].structured == {} and data.items["B03"].attributes == {}
+    assert data.interactions[0].timestamp == 1_600_000_000.0
+
+
+def test_a_task_location_becomes_the_user_s_place(tmp_path: Path) -> None:
+    folder = yelp_folder(tmp_path / "yelp")
+    write_task(folder, 0, "u1", ["c1", "c2"], "c1", [32.3, -110.8])
+    write_task(folder, 1, "u2", ["c1", "c2"], "c2", [-1, -1])
+    data = load_agentsociety(folder)
+    assert data.users["u1"] == {"name": "Ann", "review_count": "4", "latitude": "32.3", "longitude": "-110.8"}
+    assert "u2" not in data.users
+
+
+@pytest.mark.parametrize(
+    ("hours", "problem"),
+    [
+        ('"9-5"', "field 'hours' must be an object of day -> \"H:M-H:M\", found str"),
+        ('{"Funday": "9:0-17:0"}', "field 'hours' has an unknown day 'Funday'"),
+        ('{"Monday": "nine to five"}', "field 'hours' has Monday 'nine to five', not \"H:M-H:M\""),
+    ],
+)
+def test_malformed_hours_name_file_and_line(tmp_path: Path, hours: str, problem: str) -> None:
+    write_lines(tmp_path / "item.json", [BARE_ITEM])
+    write_lines(tmp_path / "review.json", [{"user_id": "u", "item_id": "x9", "date": "2020-01-01"}])
+    with (tmp_path / "item.json").open("a", encoding="utf-8") as handle:
+        handle.write('{"item_id": "y1", "hours": ' + hours + "}\n")
+    expect_error(tmp_path, tmp_path / "item.json", 2, problem)
+
+
+def test_a_malformed_task_loc_is_named(tmp_path: Path) -> None:
+    folder = yelp_folder(tmp_path / "yelp")
+    write_task(folder, 0, "u1", ["c1", "c2"], "c1", [32.3])
+    expect_error(folder, folder / "tasks" / "task_0.json", 9, "field 'loc' must be [latitude, longitude]")
+
+
+def test_bench_refuses_a_malformed_line_in_one_line_with_exit_2(tmp_path: Path, capsys) -> None:
+    folder = yelp_folder(tmp_path / "yelp")
+    with (folder / "review.json").open("a", encoding="utf-8") as handle:
+        handle.write('{"user_id": "u1", "item_id": \n')
+    code = main(
+        [
+            "bench",
+            "--dataset",
+            str(folder),
+            "--methods",
+            "popularity",
+            "--users",
+            "1",
+            "--out",
+            str(tmp_path / "out"),
+        ]
+    )
+    assert code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and f"{folder / 'review.json'}, line 6: not valid JSON" in lines[0]
