@@ -6,7 +6,13 @@ methods that are not routers:
   with it (sign-flip test, Holm across the run's routers, as the reference comparisons);
 - the per-user oracle over the methods whose agents the router can call (`CALLABLE`: each user's
   best ndcg@5 among them), and the share of the oracle's headroom over the best single method the
-  router captures: (router − best) / (oracle − best), None when the oracle has no headroom.
+  router captures: (router − best) / (oracle − best), None when the oracle has no headroom;
+- the run's other single methods (`not_callable`: the trained baselines SASRec, GRU4Rec, LightGCN,
+  the LLM rankers, AgentCF, ...), which the best single method is chosen among but which no router
+  tool runs, and the oracle over every single method (`oracle_all_singles`): what a router that could
+  also call them would have to gain. They are not in `CALLABLE` because the router's catalog has no
+  tool for them (CollaborativeSignal scores with item-kNN and BPR only), so an oracle over them
+  would promise headroom the router cannot reach.
 Users: those every method involved finished.
 """
 
@@ -31,7 +37,8 @@ CALLABLE: dict[str, str] = {
     "chainrec_fixed": "ChainRec's tool library",
     "chainrec_learned": "ChainRec's tool library",
 }
-"""Methods whose agents the router calls as tools -> the tool (agents/router/catalog.py)."""
+"""Methods whose agents the router calls as tools -> the tool (agents/router/catalog.py). Only those:
+a method is added here when a router tool runs its agent, not because it is a strong baseline."""
 ROUTER_GRAPH = "graphs.router.graph:graph"
 """The registry graph of every router method."""
 
@@ -57,6 +64,7 @@ def router_headroom(rows: Mapping[str, stats.Rows]) -> dict[str, Any] | None:
     means = {m: _mean(rows[m], users, QUALITY) for m in singles}
     best = max(singles, key=lambda m: (means[m], -singles.index(m)))
     oracle = _oracle(rows, callable_, users) if callable_ else None
+    others = [m for m in singles if m not in CALLABLE]
     table = stats.compare_all(
         {r: (_only(rows[r], users), _only(rows[best], users)) for r in routers}, [QUALITY]
     )
@@ -66,6 +74,8 @@ def router_headroom(rows: Mapping[str, stats.Rows]) -> dict[str, Any] | None:
         "best_single": {"method": best, QUALITY: means[best], **_also(rows[best], users)},
         "callable_methods": {m: CALLABLE[m] for m in callable_},
         "oracle": oracle,
+        "not_callable": others,
+        "oracle_all_singles": _oracle(rows, singles, users),
         "routers": {},
     }
     for router in routers:
@@ -111,6 +121,15 @@ def headroom_markdown(block: Mapping[str, Any] | None) -> str:
         + (f"{oracle:.4f}" if oracle is not None else "–")
         + f"; {block['users']} users.",
         "",
+    ]
+    others = block.get("not_callable") or []
+    if others:
+        lines += [
+            f"Compared with, but no router tool runs them: {', '.join(others)}; per-user oracle over every "
+            f"single method: {block['oracle_all_singles']:.4f}.",
+            "",
+        ]
+    lines += [
         f"| router | {QUALITY} | vs best single | p (Holm) | headroom captured |",
         "|---|---|---|---|---|",
     ]

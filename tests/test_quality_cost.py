@@ -162,3 +162,32 @@ def test_bench_writes_the_quality_cost_block(tiny_dataset_dir: Path, tmp_path: P
         assert block["cost_source"] == MEASURED and rows["vanilla_llm"]["tokens_per_user"] > 0
         assert isinstance(rows["vanilla_llm"]["pareto_tokens"], bool)
     assert f"Quality vs cost ({block['cost_source']})" in (out / "report.md").read_text()
+
+
+NEW_BASELINES = {"sasrec": 0, "gru4rec": 0, "lightgcn": 0, "llmrank_sequential": 1, "llmrank_recency": 1,
+                 "llmrank_icl": 1}  # fmt: skip
+"""Issue 37's baselines -> planned LLM calls per user (the trained ones ask no model; each LLMRank
+variant ranks in one call)."""
+
+
+def test_new_baselines_sit_on_the_calls_axis_with_their_plans() -> None:
+    """Their call plans come from the registry (no hand-written rows): the trained baselines at 0
+    calls, LLMRank at 1, AgentCF with a declared plan; in the panel the best 0-call method is on the
+    frontier and an LLM ranker it beats is not."""
+    from bench.planned_calls import call_plan_entry
+    from graphs.registry import method_context
+    from state.context import Context
+
+    plans = {}
+    for name in [*NEW_BASELINES, "agentcf"]:
+        plans[name] = call_plan_entry(name, method_context(name, Context(dataset="ml-100k")), 10)
+    for name, per_user in NEW_BASELINES.items():
+        assert plans[name] is not None and plans[name]["per_user"] == per_user and not plans[name]["at_most"]
+    assert plans["agentcf"] is not None and plans["agentcf"]["per_user"] >= 1
+    quality = {"sasrec": 0.72, "gru4rec": 0.73, "lightgcn": 0.68, "llmrank_sequential": 0.43,
+               "llmrank_recency": 0.46, "llmrank_icl": 0.43, "agentcf": 0.50}  # fmt: skip
+    methods = {name: {"ndcg@5": quality[name], "users": 4, "call_plan": plans[name]} for name in quality}
+    rows = quality_cost(methods, "heuristic")["methods"]
+    assert set(rows) == set(quality)
+    assert all(rows[name]["llm_calls_per_user"] == 0.0 for name in ("sasrec", "gru4rec", "lightgcn"))
+    assert {name for name, entry in rows.items() if entry["pareto"]} == {"gru4rec"}  # 0 calls, best

@@ -77,3 +77,48 @@ def test_metrics_json_and_report_md_carry_the_block(tmp_path) -> None:  # type: 
     assert "router_headroom" not in json.loads(
         report.write_metrics(tmp_path, "ml-100k", protocol, methods).read_text()
     )
+
+
+def test_new_baselines_compete_for_best_single_but_are_not_in_the_callable_oracle() -> None:
+    """SASRec, GRU4Rec, LightGCN, the LLMRank variants and AgentCF: the best single method is chosen
+    among them, but no router tool runs them, so the callable oracle leaves them out and the oracle
+    over every single method takes them in (values by hand)."""
+    rows = _rows(
+        {
+            "itemknn": [1.0, 0.0, 0.0, 0.5],  # mean 0.375
+            "memrec": [0.0, 0.5, 0.0, 0.5],  # mean 0.25
+            "sasrec": [1.0, 0.5, 0.5, 0.5],  # mean 0.625: the best single
+            "gru4rec": [0.5, 0.5, 0.5, 0.5],
+            "lightgcn": [0.0, 0.0, 1.0, 0.0],
+            "llmrank_sequential": [0.0, 0.0, 0.0, 1.0],
+            "llmrank_recency": [0.0, 0.0, 0.0, 0.0],
+            "llmrank_icl": [0.0, 1.0, 0.0, 0.0],
+            "agentcf": [0.0, 0.0, 0.0, 0.0],
+            "router_learned": [1.0, 0.5, 0.0, 0.5],  # mean 0.5
+        }
+    )
+    block = router_headroom(rows)
+    assert block is not None
+    assert block["best_single"]["method"] == "sasrec" and block["best_single"]["ndcg@5"] == 0.625
+    assert list(block["callable_methods"]) == ["itemknn", "memrec"]
+    new = ["sasrec", "gru4rec", "lightgcn", "llmrank_sequential", "llmrank_recency", "llmrank_icl", "agentcf"]
+    assert block["not_callable"] == new
+    assert block["oracle"] == pytest.approx((1.0 + 0.5 + 0.0 + 0.5) / 4)  # itemknn ∨ memrec per user
+    assert block["oracle_all_singles"] == pytest.approx(1.0)  # every user has a 1.0 somewhere
+    router = block["routers"]["router_learned"]
+    # The callable oracle (0.5) is below the best single (0.625): no headroom to capture.
+    assert router["headroom_share"] is None
+    assert router["vs_best_single"]["difference"] == pytest.approx(-0.125)
+    text = headroom_markdown(block)
+    assert f"Compared with, but no router tool runs them: {', '.join(new)}" in text
+    assert "per-user oracle over every single method: 1.0000." in text
+
+
+def test_every_new_baseline_is_a_registered_single_method_outside_callable() -> None:
+    from bench.router_headroom import CALLABLE, router_methods
+    from graphs.registry import METHODS
+
+    new = ["sasrec", "gru4rec", "lightgcn", "llmrank_sequential", "llmrank_recency", "llmrank_icl", "agentcf"]
+    assert all(name in METHODS for name in new)
+    assert router_methods([*new, "router_learned"]) == ["router_learned"]  # singles, never routers
+    assert not set(new) & set(CALLABLE) and set(CALLABLE) <= set(METHODS)
