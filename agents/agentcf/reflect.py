@@ -47,6 +47,8 @@ def kept_memory(text: str, max_chars: int, what: str) -> tuple[str, list[str]]:
 def named_item(item: Item, text: str, max_chars: int, what: str) -> tuple[str, list[str]]:
     """An item memory as stored: kept to `max_chars`, the title in front when the text lacks it."""
     repairs: list[str] = []
+    if not text.strip():
+        raise InvalidAnswer(f"{what} is empty")
     if item.title.lower() not in text.lower():
         text, repairs = f"{item.title.rstrip('.')}. {text}", ["title_added"]
     kept, cut = kept_memory(text, max_chars, what)
