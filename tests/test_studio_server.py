@@ -274,3 +274,7 @@ def test_agent_graphs_show_their_agents_as_nodes(server: DevServer) -> None:
     assert {"curate", "synthesise", "rerank"} <= {node["id"] for node in drawn["nodes"]}
     drawn = call(server.port, f"/assistants/{by_graph['memrec_write']}/graph")
     assert {"select_neighbours", "propagate", "commit"} <= {node["id"] for node in drawn["nodes"]}
+    drawn = call(server.port, f"/assistants/{by_graph['agentcf']}/graph")
+    assert {"item_agents", "retrieve_memories", "user_agent"} <= {node["id"] for node in drawn["nodes"]}
+    drawn = call(server.port, f"/assistants/{by_graph['agentcf_train']}/graph")
+    assert {"user_agent", "user_reflection", "item_reflection"} <= {node["id"] for node in drawn["nodes"]}
