@@ -9,7 +9,7 @@ eligible.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -19,7 +19,7 @@ from world.evaluation_world import scenario_cases
 from world.scenarios import BENCH_SCENARIOS, WINDOW_DAYS, eligible_users, scenario_rule
 
 if TYPE_CHECKING:
-    from bench.protocol import Protocol
+    from bench.protocol import EvalCase, Protocol
 
 Source = Literal["pools", "uniform", "mixed", "retrieval"]
 """How negatives are drawn: the dataset's pools only, uniformly from unseen items, both, or ARAG's
@@ -107,13 +107,14 @@ def how_candidates(source: Source, candidates: int) -> str:
     }[source]
 
 
-def candidates_block(env: Environment, protocol: Protocol, evaluated: Iterable[str]) -> dict[str, Any]:
+def candidates_block(env: Environment, protocol: Protocol, cases: Sequence[EvalCase]) -> dict[str, Any]:
     """metrics.json's `candidates`: how candidates were made, the eligibility steps of the run's
-    scenario, eligible users under every scenario the dataset supports, and who was evaluated."""
+    scenario, eligible users under every scenario the dataset supports, and who was evaluated (the
+    users of `cases`; with the retrieval source, the retrieval's recall@N from the cases' `recalled`)."""
     scenario, candidates, mix = protocol.scenario, protocol.candidates, protocol.mix_candidates
     retrieval = protocol.candidate_source == "retrieval"
     chosen = eligibility(env, scenario, candidates, mix, retrieval)
-    evaluated = list(evaluated)
+    evaluated = [case.user_id for case in cases]
     by_scenario = {
         name: len(chosen.users)
         if name == scenario
@@ -132,11 +133,8 @@ def candidates_block(env: Environment, protocol: Protocol, evaluated: Iterable[s
         "evaluated_with_pool": sum(1 for user in evaluated if user in chosen.pooled),
     }
     if retrieval:  # the retrieval stage's own recall@N: how often it found the target itself
-        from bench.retrieval_candidates import retrieval_recall
-
-        split = scenario_cases(env, scenario)
-        pairs = [(user, split[user].target.item_id) for user in evaluated]
-        block[f"recall@{candidates}"] = retrieval_recall(env, pairs, candidates, scenario)
+        found = [case.recalled for case in cases if case.recalled is not None]
+        block[f"recall@{candidates}"] = sum(found) / len(found) if found else None
     return block
 
 

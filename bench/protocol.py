@@ -69,6 +69,9 @@ class EvalCase:
     """The held-out item."""
     candidates: list[str]
     """Shuffled target + negatives."""
+    recalled: bool | None = None
+    """With `--candidate-source retrieval`: whether the retrieval itself found the target (its
+    recall@N is the share of such cases); None for the other sources."""
 
     def request(self, scenario: str) -> dict[str, object]:
         """The `RecInput` a graph receives for this case."""
@@ -117,7 +120,7 @@ def plan_cases_for(env: Environment, protocol: Protocol, users: list[str]) -> li
                 env, user_id=user_id, target=target, n=protocol.candidates, history=shown, interacted=others,
                 seed=protocol.seed,
             )  # fmt: skip
-            cases.append(EvalCase(user_id, target, retrieved.candidates))
+            cases.append(EvalCase(user_id, target, retrieved.candidates, retrieved.recalled))
             continue
         candidates = sample_candidates(
             user_id=user_id,

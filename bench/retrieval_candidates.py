@@ -16,17 +16,19 @@ candidates are:
    scores or where the target came in.
 
 Only the visible history (what the scenario shows the user) enters the query. Users without a
-visible history get the N most popular items in training instead. `retrieval_recall` is the share
-of users whose target the retrieval itself found: metrics.json reports it as `recall@N`.
+visible history get the N most popular items in training instead. The search is
+`tools.catalog_index.recall_set`, the recall stage ARAG's and the other methods' retrieve modes use.
+Each case keeps whether the retrieval found its target (`Retrieved.recalled`, `EvalCase.recalled`):
+the share of such users is metrics.json's `recall@N`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from tools.similarity import similarity_order
-from tools.user_context import SESSION_ITEMS, context_vector, recall_top, user_split
+from tools.catalog_index import recall_set
+from tools.user_context import SESSION_ITEMS, user_split
 from world.environment import Environment
 from world.errors import ProtocolError
 from world.seeding import user_rng
@@ -40,17 +42,6 @@ class Retrieved:
     """The N candidates (the target among them), in a seeded shuffled order."""
     recalled: bool
     """Whether the retrieval itself found the target (False: the target replaced the lowest item)."""
-
-
-def recall_set(
-    env: Environment, user_id: str, history: Sequence[str], n: int, exclude: Collection[str]
-) -> list[str]:
-    """I⁰: the top-`n` catalog items for the user context of `history`, none of `exclude`."""
-    query = context_vector(env, *user_split(env, user_id, history, SESSION_ITEMS))
-    if query is None:
-        unseen = [item for item in env.item_ids if item not in exclude]
-        return similarity_order(env, [], unseen)[:n]
-    return recall_top(env, query, n, set(exclude))
 
 
 def retrieval_candidates(
@@ -68,7 +59,7 @@ def retrieval_candidates(
     if n < 2:
         raise ProtocolError(f"--candidates must be at least 2 (the target and a negative), got {n}")
     exclude = set(interacted) - {target}
-    found = recall_set(env, user_id, history, n, exclude)
+    found = recall_set(env, *user_split(env, user_id, history, SESSION_ITEMS), n, exclude)
     if len(found) < n:
         raise ProtocolError(
             f"user {user_id!r} has only {len(found)} retrievable items; cannot make {n} candidates"
@@ -78,16 +69,3 @@ def retrieval_candidates(
         found[-1] = target
     order = user_rng(seed, user_id).permutation(len(found))
     return Retrieved([found[i] for i in order], recalled)
-
-
-def retrieval_recall(
-    env: Environment, cases: Iterable[tuple[str, str]], n: int, scenario: str
-) -> float | None:
-    """recall@N of the retrieval stage: the share of (user, target) pairs whose target I⁰ found
-    (None without users)."""
-    hits = []
-    for user_id, target in cases:
-        history = env.history(user_id, scenario)
-        exclude = env.interacted(user_id) - {target}
-        hits.append(target in recall_set(env, user_id, history, n, exclude))
-    return sum(hits) / len(hits) if hits else None

@@ -116,7 +116,7 @@ def bench(args: argparse.Namespace) -> int:
         f"[bold]{escape(env.dataset.name)}[/]: {len(cases)} users, N={protocol.candidates}, "
         f"scenario {protocol.scenario}, backend: {escape(describe_backend(protocol.llm))}",
     )
-    candidates = candidates_block(env, protocol, [case.user_id for case in cases])
+    candidates = candidates_block(env, protocol, cases)
     # how candidates were made, who is eligible
     print_header(console, escape(describe_candidates(candidates)))
     if knobs.given:  # which methods each --set reached

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench.eligibility import candidates_block, describe_candidates, eligibility
-from bench.protocol import Protocol, plan_cases
+from bench.protocol import Protocol, plan_cases, plan_cases_for
 from recgraph.cli import main
 from world.environment import get_environment
 from world.errors import ProtocolError
@@ -71,7 +71,8 @@ def test_the_steps_say_why(pooled: str) -> None:
         (3, "has"),
     ]
     assert "at least 4 usable negatives (the dataset ships pools for 4 users" in chosen.steps[2].rule
-    block = candidates_block(env, Protocol(pooled, candidates=5, users=2), ["u1", "u3"])
+    protocol = Protocol(pooled, candidates=5, users=2)
+    block = candidates_block(env, protocol, plan_cases_for(env, protocol, ["u1", "u3"]))
     assert block["eligible"] == 3 and block["evaluated"] == 2 and block["evaluated_with_pool"] == 2
     assert block["pools"] == 4 and block["source"] == "pools"
     # order only: no evolving scenarios. 18 of the 30 items are never trained on (the 20% quantile is
@@ -81,7 +82,8 @@ def test_the_steps_say_why(pooled: str) -> None:
     assert text.startswith("candidates: the target + 4 negatives drawn from the user's pre-generated pool")
     assert "users with a held-out target: 10 → classic keeps every split user: 10 → has a pre" in text
     assert text.endswith("Evaluated: 2, 2 of them with the dataset's pool.")
-    mixed = candidates_block(env, Protocol(pooled, candidates=3, users=10, mix_candidates=True), ["u1", "u9"])
+    protocol = Protocol(pooled, candidates=3, users=10, mix_candidates=True)
+    mixed = candidates_block(env, protocol, plan_cases_for(env, protocol, ["u1", "u9"]))
     assert mixed["source"] == "mixed" and mixed["eligible"] == 10 and mixed["evaluated_with_pool"] == 1
 
 

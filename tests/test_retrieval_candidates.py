@@ -12,7 +12,9 @@ import pytest
 
 from bench.eligibility import candidates_block, describe_candidates
 from bench.protocol import Protocol, plan_cases, plan_cases_for
-from bench.retrieval_candidates import recall_set, retrieval_candidates, retrieval_recall
+from bench.retrieval_candidates import retrieval_candidates
+from tools.catalog_index import recall_set, retrieve_candidates
+from tools.user_context import user_split
 from world.environment import Environment, get_environment
 
 # tiny (tests/conftest.py): u1 sees 1, 6, 3 (target 4); u2 sees 1, 3 (target 6); one session each.
@@ -38,7 +40,7 @@ def candidates_of(env: Environment, user: str, n: int = 2, seed: int = 0) -> Any
 def test_top_n_for_the_user_context_over_the_unseen_catalog(tiny: Environment) -> None:
     """u2 (query along axis 0): unseen 2, 4, 5, 6 score 1, 0, 0.8, 1; the top 2 are 2 and the
     target 6 (ties in catalog order): found by the retrieval itself."""
-    assert recall_set(tiny, "u2", tiny.history("u2"), 2, {"1", "3"}) == ["2", "6"]
+    assert recall_set(tiny, *user_split(tiny, "u2", tiny.history("u2")), 2, {"1", "3"}) == ["2", "6"]
     got = candidates_of(tiny, "u2")
     assert sorted(got.candidates) == ["2", "6"] and got.recalled
 
@@ -46,16 +48,23 @@ def test_top_n_for_the_user_context_over_the_unseen_catalog(tiny: Environment) -
 def test_a_missed_target_replaces_the_lowest_retrieved_item(tiny: Environment) -> None:
     """u1: unseen 2, 4, 5 score 1, 0, 0.8; retrieval takes 2 and 5 and misses the target 4, which
     replaces 5 (the lowest)."""
-    assert recall_set(tiny, "u1", tiny.history("u1"), 2, {"1", "6", "3"}) == ["2", "5"]
+    assert recall_set(tiny, *user_split(tiny, "u1", tiny.history("u1")), 2, {"1", "6", "3"}) == ["2", "5"]
     got = candidates_of(tiny, "u1")
     assert sorted(got.candidates) == ["2", "4"] and not got.recalled
 
 
-def test_recall_at_n_is_the_share_of_targets_the_retrieval_found(tiny: Environment) -> None:
-    """recall@2 over u1 (missed) and u2 (found) is 1/2, in metrics.json's candidates block."""
-    assert retrieval_recall(tiny, [("u1", "4"), ("u2", "6")], 2, "classic") == 0.5
+def test_recall_at_n_is_the_share_of_targets_the_retrieval_found(tiny: Environment, monkeypatch: Any) -> None:
+    """recall@2 over u1 (missed) and u2 (found) is 1/2, in metrics.json's candidates block, from the
+    flags the cases carry: the block reads no item vector (the retrieval does not run again)."""
+    reads: list[int] = []
+    matrix = tiny.item_vectors()
+    monkeypatch.setattr(tiny, "item_vectors", lambda: reads.append(1) or matrix)
     protocol = Protocol(dataset=tiny.dataset.source, candidates=2, users=2, candidate_source="retrieval")
-    block = candidates_block(tiny, protocol, ["u1", "u2"])
+    cases = plan_cases_for(tiny, protocol, ["u1", "u2"])
+    assert [case.recalled for case in cases] == [False, True] and reads
+    planned = len(reads)
+    block = candidates_block(tiny, protocol, cases)
+    assert len(reads) == planned
     assert block["source"] == "retrieval" and block["recall@2"] == 0.5
     assert "50.0% (recall@2)" in describe_candidates(block)
     assert protocol.as_dict()["candidate_source"] == "retrieval"
@@ -106,3 +115,16 @@ def test_plan_cases_ignores_pools_and_keeps_every_user(tiny: Environment) -> Non
     protocol = Protocol(dataset=tiny.dataset.source, candidates=2, users=10, candidate_source="retrieval")
     users = [case.user_id for case in plan_cases(tiny, protocol)]
     assert users == ["u1", "u2", "u3"]
+
+
+def test_every_retrieve_mode_goes_through_the_one_recall_stage(tiny: Environment) -> None:
+    """ARAG's retrieve mode, the other methods' (`retrieve_candidates`) and the benchmark's source
+    search the same way: for u1's history (1, 6, 3) the unseen 2, 4, 5 score 1, 0, 0.8."""
+    from agents.arag.recall import recall_from_catalog
+    from state.arag.context import AragContext
+
+    history = tiny.history("u1")
+    ctx = AragContext(dataset=tiny.dataset.source)
+    assert recall_from_catalog(tiny, ctx, "u1", history, 2) == ["2", "5"]
+    assert retrieve_candidates(tiny, history, 2) == retrieve_candidates(tiny, history, 2, "u1") == ["2", "5"]
+    assert recall_set(tiny, *user_split(tiny, "u1", history), 2, set(history)) == ["2", "5"]
