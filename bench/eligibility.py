@@ -9,17 +9,25 @@ eligible.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from world.data import natural_key
 from world.environment import Environment
 from world.evaluation_world import scenario_cases
-from world.scenarios import BENCH_SCENARIOS, WINDOW_DAYS, eligible_users, scenario_rule
+from world.scenarios import (
+    BENCH_SCENARIOS,
+    COLD_START_SIZES,
+    WINDOW_DAYS,
+    eligible_users,
+    is_cold_start,
+    scenario_rule,
+)
 
 if TYPE_CHECKING:
     from bench.protocol import EvalCase, Protocol
+    from world.split import UserCase
 
 Source = Literal["pools", "uniform", "mixed", "retrieval"]
 """How negatives are drawn: the dataset's pools only, uniformly from unseen items, both, or ARAG's
@@ -56,11 +64,20 @@ def pool_users(env: Environment) -> frozenset[str]:
     return frozenset(u for u, fixed in presplit.items() if fixed.candidates is not None)
 
 
+def split_of(env: Environment, scenario: str) -> Mapping[str, UserCase]:
+    """`scenario_cases(env, scenario)`, but a dataset that fixes its own split (`Dataset.presplit`)
+    answers cold_start with the default split itself, which is the same split (`world.split.leave_one_out`
+    keeps a fixed split whatever the interaction floor), instead of building it a second time."""
+    if scenario == "cold_start" and env.dataset.presplit is not None:
+        return env.cases
+    return scenario_cases(env, scenario)
+
+
 def usable_negatives(env: Environment, user_id: str, scenario: str = "classic") -> int:
     """Negatives `bench.candidates.sample_candidates` can draw from the user's pool (pool items
     that are neither the target nor anything the user interacted with)."""
     fixed = (env.dataset.presplit or {})[user_id]
-    target = scenario_cases(env, scenario)[user_id].target.item_id
+    target = split_of(env, scenario)[user_id].target.item_id
     seen = env.interacted(user_id)
     return sum(1 for item in dict.fromkeys(fixed.candidates or ()) if item != target and item not in seen)
 
@@ -70,7 +87,7 @@ def eligibility(
 ) -> Eligibility:
     """The users `scenario` may evaluate with `candidates` per user, and why (see module doc);
     `retrieval`: candidates come from the retrieval stage, so the pools do not restrict anyone."""
-    cases = scenario_cases(env, scenario)  # cold_start: the users the default split drops too
+    cases = split_of(env, scenario)  # cold_start: the users the default split drops too
     users = eligible_users(cases, scenario, env.popularity, len(env.item_ids))
     steps = [
         Step("users with a held-out target", len(env.cases)),
@@ -91,6 +108,26 @@ def eligibility(
         )
         steps.append(Step(rule, len(users)))
     return Eligibility(sorted(users, key=natural_key), steps, pooled, source)
+
+
+def cold_start_count(env: Environment) -> int:
+    """How many users `cold_start` may evaluate on a dataset without its own split or candidate pools,
+    counted from the default split and the other users' sequence lengths instead of splitting the
+    dataset again down to 2 interactions (`world.scenarios.cold_start_cases`): a user qualifies when
+    all its interactions number one of `COLD_START_SIZES`, which the default split's cases tell, and
+    the users it drops (too few interactions) tell by their whole history's length."""
+    in_split = sum(1 for case in env.cases.values() if is_cold_start(case))
+    dropped = (user for user in env.user_ids if user not in env.cases)
+    return in_split + sum(1 for user in dropped if len(env.history(user)) in COLD_START_SIZES)
+
+
+def eligible_count(env: Environment, scenario: str, candidates: int, mix: bool, retrieval: bool) -> int:
+    """`len(eligibility(...).users)`; for cold_start on a dataset that fixes no split of its own (so
+    has no pools) and whose cold_start split is not built yet, `cold_start_count` (the same number;
+    a fixed split is never built twice: `split_of`)."""
+    if scenario == "cold_start" and env.dataset.presplit is None and env.peek("cold_start_cases") is None:
+        return cold_start_count(env)
+    return len(eligibility(env, scenario, candidates, mix, retrieval).users)
 
 
 def how_candidates(source: Source, candidates: int) -> str:
@@ -115,10 +152,8 @@ def candidates_block(env: Environment, protocol: Protocol, cases: Sequence[EvalC
     retrieval = protocol.candidate_source == "retrieval"
     chosen = eligibility(env, scenario, candidates, mix, retrieval)
     evaluated = [case.user_id for case in cases]
-    by_scenario = {
-        name: len(chosen.users)
-        if name == scenario
-        else len(eligibility(env, name, candidates, mix, retrieval).users)
+    by_scenario = {  # cold_start counted without a second split of the dataset (`eligible_count`)
+        name: len(chosen.users) if name == scenario else eligible_count(env, name, candidates, mix, retrieval)
         for name in BENCH_SCENARIOS
         if env.dataset.has_time or name not in WINDOW_DAYS
     }
