@@ -247,3 +247,18 @@ def test_a_titles_only_catalog_still_gets_one_score_per_candidate(
         scores = check_fallback(fetched, candidates)
         assert len(set(scores.values())) > 1, name  # the scores tell the candidates apart
     assert "no categories: facets are titles" in mn.memory_neighbourhood(episode(ctx, "c", candidates)).notes
+
+
+def test_intent_evidence_splits_the_session_as_arag_does() -> None:
+    """ml-100k user 10's last 5 items span more than a day: ARAG's session C_st (split by time,
+    `session_context`) holds 2 of them, and so does IntentEvidence's, not the last 5 by position."""
+    from agents.arag.signals import session_context
+    from state.arag.context import AragContext
+
+    ctx, env, user = RouterContext(), get_environment("ml-100k"), "10"
+    history = env.history(user)
+    arag = session_context(AragContext(), env, user, history)
+    assert arag.arag_session_items == 2 < ctx.arag_session_items
+    fetched = ie.intent_evidence(episode(ctx, user, ml_candidates()))
+    assert fetched.stats["session_items"] == 2
+    assert f"{len(history) - 2} earlier items, a session of 2" in fetched.data

@@ -4,8 +4,9 @@
 Fetch (no LLM): ARAG's agents run as their own fallbacks, built by ARAG's task functions with the
 run's ARAG knobs (`arag_session_items`, `arag_long_term_items`, `arag_nli_threshold`,
 `arag_use_nli`, `arag_use_csa`), the candidates standing for ARAG's recall set I⁰:
-- user understanding: the extractive S_user (long-term top categories and latest titles; the last
-  `arag_session_items` visible items as the session's intent);
+- user understanding: the extractive S_user (long-term top categories and latest titles; the current
+  session C_st as the intent, split as ARAG splits it: `agents.arag.signals.session_context`, by time
+  where the dataset has timestamps, at most `arag_session_items` items);
 - NLI: each candidate's support for the intent on 0–10, `10 · clip(½ cos(item, intent) + ½ era
   fit)` (`agents.arag.signals.heuristic_nli`); the candidate's score is s_NLI / 10;
 - context summary: the extractive S_ctx over the accepted candidates (s_NLI ≥ θ), salience-weighted.
@@ -24,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.arag.agents import context_summary_task, nli_task, user_understanding_task
-from agents.arag.signals import NEUTRAL_SCORE, fused_scores, split_context
+from agents.arag.signals import NEUTRAL_SCORE, fused_scores, session_context, split_context
 from agents.chainrec.online.catalog import ToolCost, ToolSpec
 from agents.chainrec.online.tool_agent import Episode, Fetched, facet
 from agents.router.method_tools.support import (
@@ -85,8 +86,10 @@ def cost(ctx: ChainRecContext) -> ToolCost:
 def intent_evidence(episode: Episode) -> Fetched:
     """IntentEvidence: ARAG's S_user, NLI judgments and S_ctx for the candidates (see the module
     docstring)."""
-    env, arag = episode.env, knobs(episode.ctx, AragContext)
+    env, configured = episode.env, knobs(episode.ctx, AragContext)
     candidates, history = list(episode.candidates), visible_items(episode)
+    # ARAG's own u = (C_lt, C_st): the session split by time where the dataset has timestamps.
+    arag = session_context(configured, env, episode.scope.user_id, history)
     long_term, session = split_context(history, arag.arag_session_items)
     user = user_understanding_task(env, arag, history).fallback()
     nli = None
@@ -122,7 +125,7 @@ def intent_evidence(episode: Episode) -> Fetched:
         facets.append(facet("context_summary", context))
     gist = user.session_intent.split(" — ", 1)[-1]  # the extractive intent: "recently <titles> — <gist>"
     summary = f"Current intent: {cut_text(gist, 140, collapse=True)}. Best supported: {best}."
-    reach = min(1.0, len(history) / (4 * max(arag.arag_session_items, 1)))
+    reach = min(1.0, len(history) / (4 * max(configured.arag_session_items, 1)))
     confidence = round(0.3 + 0.3 * reach, 4) if history else 0.1
     output = ToolOutput(facets=facets, confidence=confidence, summary=summary, items=items)
     text = "\n".join(
