@@ -20,7 +20,9 @@ One room per method family:
   training, the TRL export) and `mining` (tool construction from chain-of-thought traces);
 - `agents.router`: the router's `method_tools` (MemRec's, AMEM4Rec's, ARAG's and item-kNN's evidence
   as library tools), its catalog (ChainRec's tools plus the method tools, with planned costs) and its
-  rule planner.
+  rule planner;
+- `agents.agentcf`: AgentCF's user agent (choice, reflection, ranking) and item agents (reflection),
+  the training plan and the deterministic term-level memories of its fallbacks.
 
 May import: `prompts`, `tools`, `state`, `world`.
 """

@@ -20,7 +20,9 @@ plans), its lifecycle hooks and a README.md:
 - `graphs.chainrec`: `graph` (the planner loop), `builder` (the planner graph over a tool library),
   `learned` (the learned planner's training hook) and `reward`;
 - `graphs.router`: `graph` (ChainRec's planner loop over ChainRec's tools plus other methods' agents
-  as tools), `prepare` (the method tools' prerequisites) and `reward`.
+  as tools), `prepare` (the method tools' prerequisites) and `reward`;
+- `graphs.agentcf`: `graph` (ranking), `train_graph` (the `agentcf_train` service graph), `training`
+  (the step driver) and `hooks`.
 
 May import: `agents`, `prompts`, `tools`, `state`, `world`. Never `bench` or `recgraph`.
 """

@@ -7,7 +7,8 @@ One room per method family: `prompts.baselines` (the LLM baselines' ranking prom
 (ARAG's four agents), `prompts.memrec` (Stage R, ReRank, Stage W; `rules`: the LM_Mem rule writer),
 `prompts.amem4rec` (extraction, linking, evolution, ranking), `prompts.chainrec` (the tool agents,
 the zero-shot planner, CandidateRank; `mining`: the chain-of-thought traces of tool mining) and
-`prompts.router` (the planner's note on tool costs).
+`prompts.router` (the planner's note on tool costs) and `prompts.agentcf` (AgentCF's choice,
+reflections and ranking variants).
 
 May import: `state`, `world`.
 """

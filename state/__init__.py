@@ -14,7 +14,8 @@ One room per method family, each with `context.py` (its `Context` subclass, one 
 - `state.amem4rec`: `Amem4RecContext` (`amem4rec_`), AMEM4Rec's state and schemas;
 - `state.chainrec`: `ChainRecContext` (`chainrec_`), ChainRec's state and schemas, plus the tool
   mining schemas (`mining_schemas`);
-- `state.router`: `RouterContext` (`router_`, and every wrapped method's knobs) and `RouterState`.
+- `state.router`: `RouterContext` (`router_`, and every wrapped method's knobs) and `RouterState`;
+- `state.agentcf`: `AgentCFContext` (`agentcf_`), AgentCF's states and schemas.
 
 May import: `world` only.
 """

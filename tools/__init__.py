@@ -13,7 +13,8 @@ One room per method family that keeps a store or calls tools:
   Chroma cosine index (`index`), one memory as a record (`record`) and the memory-text vectors
   (`vectors`);
 - `tools.chainrec`: ChainRec's environment tools `get_user`, `get_item`, `get_reviews`
-  (`episode_tools`) over the dataset's indexed interactions (`episode_corpus`).
+  (`episode_tools`) over the dataset's indexed interactions (`episode_corpus`);
+- `tools.agentcf`: AgentCF's agent memories and their checkpoint file (`store`).
 
 The baselines and ARAG keep no store of their own, so they have no room here.
 
