@@ -28,9 +28,9 @@ Rules:
 
 from __future__ import annotations
 
-import calendar
 import re
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 from world.data import Dataset, Interaction, Item, PresplitUser
@@ -54,11 +54,17 @@ def mind_folders(path: Path) -> list[Path]:
 def parse_time(path: Path, line: int, raw: str) -> float:
     """Epoch seconds (UTC) of a MIND time like `11/11/2019 9:05:58 AM`."""
     match = _TIME.fullmatch(raw.strip())
+    problem = f"time {raw!r} is not like '11/11/2019 9:05:58 AM'"
     if not match:
-        raise DataFormatError(path, line, f"time {raw!r} is not like '11/11/2019 9:05:58 AM'")
+        raise DataFormatError(path, line, problem)
     month, day, year, hour, minute, second = (int(g) for g in match.groups()[:6])
+    if not 1 <= hour <= 12:
+        raise DataFormatError(path, line, problem)
     hour = hour % 12 + (12 if match.group(7) == "PM" else 0)
-    return float(calendar.timegm((year, month, day, hour, minute, second, 0, 0, 0)))
+    try:
+        return datetime(year, month, day, hour, minute, second, tzinfo=UTC).timestamp()
+    except ValueError:  # a day, minute or second out of range
+        raise DataFormatError(path, line, problem) from None
 
 
 def read_news(folders: list[Path]) -> dict[str, Item]:
@@ -84,20 +90,40 @@ def read_news(folders: list[Path]) -> dict[str, Item]:
 class _Users:
     """What the behaviors stream keeps per user."""
 
-    def __init__(self) -> None:
+    def __init__(self, news: dict[str, Item]) -> None:
+        self.canonical: dict[str, str] = {news_id: news_id for news_id in news}
+        """News id -> the one string object every interaction holds (unknown ids are absent)."""
         self.first_time: dict[str, float] = {}
         self.history: dict[str, dict[str, None]] = {}
+        self.history_seen: dict[str, int] = {}
+        """Hash of the history column last read per user: MIND repeats it on every line."""
         self.clicks: list[Interaction] = []
-        self.pool: dict[str, tuple[float, int, tuple[str, ...]]] = {}
+        self.pool: dict[str, tuple[float, int, list[str]]] = {}
 
-
-def _ids(path: Path, line: int, tokens: list[str], news: dict[str, Item]) -> None:
-    for token in tokens:
-        if token not in news:
+    def news_id(self, path: Path, line: int, token: str) -> str:
+        """The canonical id of `token`, or a `DataFormatError` when news.tsv lacks it."""
+        news_id = self.canonical.get(token)
+        if news_id is None:
             raise DataFormatError(path, line, f"news id {token!r} is not in {NEWS}")
+        return news_id
 
 
-def read_behaviors(path: Path, news: dict[str, Item], users: _Users, order: int) -> int:
+def _impressions(path: Path, line: int, column: str, users: _Users) -> tuple[list[str], list[str]]:
+    """The news ids an impression column showed, and those clicked."""
+    shown, clicked = [], []
+    canonical = users.canonical
+    for token in column.split():
+        if len(token) < 3 or token[-2] != "-" or token[-1] not in "01":
+            problem = f"malformed impression {token!r}: expected <news id>-1 (clicked) or -0"
+            raise DataFormatError(path, line, problem + " (MIND's test split has no labels)")
+        news_id = canonical.get(token[:-2]) or users.news_id(path, line, token[:-2])
+        shown.append(news_id)
+        if token[-1] == "1":
+            clicked.append(news_id)
+    return shown, clicked
+
+
+def read_behaviors(path: Path, users: _Users, order: int) -> int:
     """Stream one `behaviors.tsv` into `users`; `order` numbers lines across files (returned)."""
     for line, text in read_lines(path):
         fields = text.split("\t")
@@ -107,26 +133,17 @@ def read_behaviors(path: Path, news: dict[str, Item], users: _Users, order: int)
         if not user:
             raise DataFormatError(path, line, "empty user id")
         stamp = parse_time(path, line, fields[2])
-        history = fields[3].split()
-        _ids(path, line, history, news)
-        shown, clicked = [], []
-        for token in fields[4].split():
-            news_id, _, label = token.rpartition("-")
-            if label not in ("0", "1") or not news_id:
-                problem = f"malformed impression {token!r}: expected <news id>-1 (clicked) or -0"
-                raise DataFormatError(path, line, problem + " (MIND's test split has no labels)")
-            shown.append(news_id)
-            if label == "1":
-                clicked.append(news_id)
-        _ids(path, line, shown, news)
+        if users.history_seen.get(user) != (seen := hash(fields[3])):
+            users.history_seen[user] = seen
+            kept = users.history.setdefault(user, {})
+            kept.update((users.news_id(path, line, h), None) for h in fields[3].split())
+        shown, clicked = _impressions(path, line, fields[4], users)
         if stamp < users.first_time.get(user, float("inf")):
             users.first_time[user] = stamp
-        kept = users.history.setdefault(user, {})
-        kept.update((sys.intern(h), None) for h in history if h not in kept)
-        users.clicks.extend(Interaction(user, sys.intern(n), stamp) for n in clicked)
+        users.clicks.extend(Interaction(user, news_id, stamp) for news_id in clicked)
         order += 1
-        if clicked and (stamp, order) > users.pool.get(user, (float("-inf"), -1, ()))[:2]:
-            users.pool[user] = (stamp, order, tuple(sys.intern(n) for n in shown))
+        if clicked and (stamp, order) > users.pool.get(user, (float("-inf"), -1))[:2]:
+            users.pool[user] = (stamp, order, shown)
     return order
 
 
@@ -151,7 +168,7 @@ def _presplit(interactions: list[Interaction], users: _Users) -> dict[str, Presp
         if len(events) >= 3 and user in users.pool:
             events.sort(key=lambda e: e.timestamp)  # stable: the leave-one-out order
             items = [e.item_id for e in events]
-            presplit[user] = PresplitUser(tuple(items[:-2]), items[-2], items[-1], users.pool[user][2])
+            presplit[user] = PresplitUser(tuple(items[:-2]), items[-2], items[-1], tuple(users.pool[user][2]))
     return presplit
 
 
@@ -161,9 +178,9 @@ def load_mind(path: Path) -> Dataset:
     if not folders:
         raise DataFormatError(path, None, f"no {BEHAVIORS} here or in a subfolder")
     news = read_news(folders)
-    users, order = _Users(), 0
+    users, order = _Users(news), 0
     for folder in folders:
-        order = read_behaviors(folder / BEHAVIORS, news, users, order)
+        order = read_behaviors(folder / BEHAVIORS, users, order)
     if not users.first_time:
         raise DataFormatError(folders[0] / BEHAVIORS, None, "no impressions")
     interactions = _history_events(users) + users.clicks
