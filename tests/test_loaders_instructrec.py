@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from world.data import Interaction
+from world.datasets import load_path
 from world.errors import DataFormatError
 from world.loaders.instructrec import load_instructrec
 
@@ -157,3 +158,28 @@ def test_malformed_files_name_file_line_and_problem(
 def test_missing_file_is_named(folder: Path) -> None:
     (folder / f"{NAME}.instruction").unlink()
     expect_error(folder, folder / f"{NAME}.instruction", None, "file not found")
+
+
+def test_yelp_conversion_keeps_the_fields_memrec_names(tmp_path: Path) -> None:
+    """MemRec's Yelp context names categories (cuisine) and attributes (price, WiFi) as key
+    metadata: the converter copies every mapping column into `.meta`, and the loader keeps them;
+    its `str(None)` persona counts as missing."""
+    meta = (
+        "item_id\tasin\ttitle\tcategories\tattributes\tdescription\n"
+        "0\tbiz-a\tTaco Stop\tMexican, Restaurants\t{'RestaurantsPriceRange2': '1', 'WiFi': 'free'}\t\n"
+        "1\tbiz-b\tNoodle Bar\tRestaurants; Ramen\tNone\tBroth all day.\n"
+    )
+    inter = "user_id\titem_id\trating\ttimestamp\n0\t0\t5.0\t1\n0\t1\t5.0\t2\n0\t0\t5.0\t3\n"
+    instruction = "user_id\tinstruction\tpersona\n0\tCheap eats near campus.\tNone\n"
+    folder = write(tmp_path / "instructrec-yelp", meta=meta, inter=inter, instruction=instruction)
+    data = load_path(folder)
+    taco, noodle = data.items["0"], data.items["1"]
+    assert taco.categories == ("Mexican", "Restaurants")
+    assert taco.attributes == {
+        "asin": "biz-a",
+        "attributes": "{'RestaurantsPriceRange2': '1', 'WiFi': 'free'}",
+    }
+    assert (noodle.categories, noodle.description, noodle.attributes) == (
+        ("Restaurants", "Ramen"), "Broth all day.", {"asin": "biz-b"}
+    )  # fmt: skip
+    assert data.users == {"0": {}} and data.instructions == {"0": "Cheap eats near campus."}
