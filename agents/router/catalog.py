@@ -1,9 +1,12 @@
 """The router's catalog: ChainRec's Tool Agent Library plus the four method tools, their fetch
 functions, what each needs before it can run, and every action's planned cost.
 
-Catalog order (the `fixed` planner's chain and the tie order of every planner): ChainRec's eight
-tools, then MemoryNeighbourhood, PatternMemories, IntentEvidence, CollaborativeSignal, then
-CandidateRank. With `router_method_tools=False` the router plans over ChainRec's `TOOLS` alone.
+Catalog order (the `fixed` planner's chain and the tie order of every planner): the run's ChainRec
+library (`chainrec_library`, default the shipped eight tools), then MemoryNeighbourhood,
+PatternMemories, IntentEvidence, CollaborativeSignal, then CandidateRank. With
+`router_method_tools=False` the router plans over the ChainRec library alone. The method tools'
+cards (with their fusion-weight fields) are registered at import through ChainRec's one extension
+point, agents/chainrec/online/extensions.py, so CandidateRank's fusion weighs them.
 
 Planned cost (`router_costs`): LLM requests per call and tokens per request. ChainRec's tools and
 CandidateRank (`CHAINREC_COSTS`): the prompt's tokens (`agents.usage.estimate_tokens`, medians over
@@ -32,7 +35,9 @@ from agents.chainrec.online.catalog import (
     Catalog,
     ToolCost,
 )
+from agents.chainrec.online.extensions import register_tools
 from agents.chainrec.online.library import LIBRARY
+from agents.chainrec.online.library_file import library_of
 from agents.chainrec.online.tool_agent import FetchFn
 from agents.router.method_tools import (
     collaborative,
@@ -54,6 +59,7 @@ METHOD_FETCH: dict[str, FetchFn] = {
 """Method tool name -> its fetch function."""
 METHOD_TOOLS: Catalog = tuple(module.SPEC for module in METHOD_MODULES)
 """The four method tools' specs (all item-side)."""
+register_tools(METHOD_TOOLS)
 ROUTER_TOOLS: Catalog = (*TOOLS[:-1], *METHOD_TOOLS, TOOLS[-1])
 """The router's actions: ChainRec's tools, the method tools, CandidateRank last."""
 ROUTER_LIBRARY: dict[str, FetchFn] = {**LIBRARY, **METHOD_FETCH}
@@ -87,9 +93,22 @@ def router_costs(ctx: ChainRecContext) -> dict[str, ToolCost]:
     return {**CHAINREC_COSTS, **{module.SPEC.name: module.cost(ctx) for module in METHOD_MODULES}}
 
 
+def with_method_tools(base: Catalog) -> Catalog:
+    """`base` (a ChainRec library's cards, CandidateRank last) with the method tools before CandidateRank."""
+    return (*base[:-1], *METHOD_TOOLS, base[-1])
+
+
+def fetch_for(catalog: Catalog) -> dict[str, FetchFn]:
+    """Evidence card name -> the fetch function of the node it runs on (a mined card: its node's agent)."""
+    by_node = {spec.node: ROUTER_LIBRARY[spec.name] for spec in ROUTER_TOOLS if spec.name in ROUTER_LIBRARY}
+    return {spec.name: by_node[spec.node] for spec in catalog if spec.node in by_node}
+
+
 def router_catalog(ctx: ChainRecContext) -> Catalog:
-    """The catalog a run plans over: the router's with `router_method_tools`, else ChainRec's."""
-    return ROUTER_TOOLS if getattr(ctx, "router_method_tools", False) else TOOLS
+    """The catalog a run plans over: the run's ChainRec library with the method tools when
+    `router_method_tools`, else that library alone."""
+    base = library_of(ctx).catalog
+    return with_method_tools(base) if getattr(ctx, "router_method_tools", False) else base
 
 
 def unavailable_tools(env: Environment, ctx: ChainRecContext, catalog: Catalog) -> dict[str, str]:

@@ -27,19 +27,13 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from agents.chainrec.online.catalog import (
-    COLLABORATIVE,
-    INTENT_EVIDENCE,
-    ITEM_PROFILE,
-    ITEM_SEMANTIC,
-    LONG_TERM,
-    MEMORY_NEIGHBOURHOOD,
-    PATTERN_MEMORIES,
-    POSITIVE,
-    SHORT_TERM,
-)
+from agents.chainrec.online.catalog import ITEM_PROFILE, ITEM_SEMANTIC, LONG_TERM, POSITIVE, SHORT_TERM
 from agents.chainrec.online.planners import RulePlanner
 from agents.chainrec.online.planning import PlanView
+from agents.router.method_tools.collaborative import NAME as COLLABORATIVE
+from agents.router.method_tools.intent_evidence import NAME as INTENT_EVIDENCE
+from agents.router.method_tools.memory_neighbourhood import NAME as MEMORY_NEIGHBOURHOOD
+from agents.router.method_tools.pattern_memories import NAME as PATTERN_MEMORIES
 
 
 class RouterRulePlanner(RulePlanner):

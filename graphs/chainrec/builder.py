@@ -23,11 +23,12 @@ from langgraph.graph import END, START, StateGraph
 
 from agents.base import AgentResult
 from agents.chainrec.online.candidate_rank import rank_call
-from agents.chainrec.online.catalog import CANDIDATE_RANK, ToolSpec
+from agents.chainrec.online.catalog import CANDIDATE_RANK, Catalog, ToolSpec
 from agents.chainrec.online.degraded import switched_off
 from agents.chainrec.online.learned_planner import LearnedPlanner, needs_blocking
+from agents.chainrec.online.library_file import library_loaded, library_of
 from agents.chainrec.online.mask import feasibility, forced
-from agents.chainrec.online.planners import planner_for, ranking_context
+from agents.chainrec.online.planners import check_library, planner_for, ranking_context
 from agents.chainrec.online.planning import PlanView, planner_call
 from agents.chainrec.online.tool_agent import answer_context, memory_entry, tool_task
 from graphs.chainrec.episode import episode_details, episode_of
@@ -52,14 +53,18 @@ _warmed: weakref.WeakSet[Environment] = weakref.WeakSet()
 
 
 def route_for(library: PlannerLibrary) -> Callable[[ChainRecState], str]:
-    """The conditional edge's function: a feasible tool's node, otherwise candidate_rank."""
+    """The conditional edge's function: a feasible tool's node (the one the planner node resolved in
+    the run's library, else the graph's node of that name), otherwise candidate_rank."""
     nodes = {spec.name: spec.node for spec in library.tools}
+    graph_nodes = set(nodes.values())
 
     def route_planner(state: ChainRecState) -> str:
         """The node of the planner's chosen action: a feasible tool's node, otherwise candidate_rank."""
         action = state.get("next_action", CANDIDATE_RANK)
-        if action != CANDIDATE_RANK and action in nodes and state.get("mask", {}).get(action, False):
-            return nodes[action]
+        node = state.get("next_node") or nodes.get(action)
+        feasible = state.get("mask", {}).get(action, False)
+        if action != CANDIDATE_RANK and node in graph_nodes and node != RANK_NODE and feasible:
+            return node
         return RANK_NODE
 
     return route_planner
@@ -71,6 +76,7 @@ def first_visit_for(library: PlannerLibrary) -> FirstStep:
 
     def first_visit(state: ChainRecState) -> dict[str, Any]:
         ctx = current_context()
+        library_of(ctx)  # the run's library file, read once per process (off the event loop)
         env = get_environment(ctx.dataset)
         if env not in _warmed:
             corpus_of(env)
@@ -86,9 +92,11 @@ def first_visit_for(library: PlannerLibrary) -> FirstStep:
         return update
 
     def blocks(state: ChainRecState) -> bool:
-        env = get_environment(current_context().dataset)
+        ctx = current_context()
+        env = get_environment(ctx.dataset)
         return (
-            library.tracks_unavailable
+            not library_loaded(ctx)
+            or library.tracks_unavailable
             or env not in _warmed
             or bool(state.get("retrieve_mode") or not state.get("candidates"))
         )
@@ -118,6 +126,7 @@ def plan_view(
         domain,
         catalog,
         library.costs(ctx),
+        library.catalog_note,
     )
 
 
@@ -134,6 +143,7 @@ def planner_preparer(library: PlannerLibrary) -> PrepareAgent:
         domain = state.get("domain") or dict(corpus_of(env).domain)
         view = plan_view(library, state, ctx, domain)
         rule = library.rule_for(view.catalog)
+        check_library(library_of(ctx), view.catalog, ctx, rule)
         planner = planner_for(ctx, view.catalog, rule)
         if isinstance(planner, LearnedPlanner):
             planner.bind(view.scenario)
@@ -161,6 +171,7 @@ def planner_preparer(library: PlannerLibrary) -> PrepareAgent:
                 "mask": dict(view.mask),
                 "mask_notes": dict(view.notes),
                 "next_action": choice.action,
+                "next_node": next((c.node for c in view.catalog if c.name == choice.action), RANK_NODE),
                 "decisions": [decision],
                 "trace": [post(PLANNER, text)],
                 "usage": [usage.as_dict()],
@@ -175,11 +186,20 @@ def planner_preparer(library: PlannerLibrary) -> PrepareAgent:
     return prepare_planner
 
 
+def running_card(spec: ToolSpec, action: str, catalog: Catalog) -> ToolSpec:
+    """The card a tool node runs: the run's library card of the chosen `action` when it runs on this
+    node (a mined card: its name and description), else the node's own card."""
+    return next((card for card in catalog if card.name == action and card.node == spec.node), spec)
+
+
 def tool_preparer(spec: ToolSpec, library: PlannerLibrary) -> PrepareAgent:
-    """The prepare function of one tool node: fetch, then ask the tool agent (or use its fallback)."""
+    """The prepare function of one tool node: fetch, then ask the tool agent (or use its fallback)
+    under the card the run's library names for the chosen action."""
     fetch = library.fetch[spec.name]
+    node_spec = spec
 
     def prepare(state: ChainRecState, ctx: ChainRecContext, env: Environment) -> AgentCall:
+        spec = running_card(node_spec, state.get("next_action", ""), library.catalog_of(ctx))
         episode = episode_of(state, ctx, env)
         fetched = fetch(episode)
         step = len(episode.memory) + 1

@@ -16,6 +16,7 @@ from typing import Any
 from agents.chainrec.offline.pipeline import Trained, checkpoint_folder, checkpoint_root, ensure_checkpoint
 from agents.chainrec.offline.policy_train import TrainConfig
 from agents.chainrec.offline.training_tasks import TrajectoryConfig
+from agents.chainrec.online.library_file import library_key, library_of
 from graphs.hooks import Prepared, PrepareRequest
 from state.chainrec.context import ChainRecContext
 from state.context import backend_for
@@ -34,6 +35,7 @@ def trajectory_config(context: ChainRecContext, protocol: dict[str, Any], scenar
         max_steps=context.chainrec_max_steps,
         lam=context.chainrec_reward_lambda,
         llm=backend_for(context, "rec"),
+        library=library_key(library_of(context)),
     )
 
 
@@ -64,6 +66,8 @@ def train_for_bench(request: PrepareRequest) -> Prepared:
 def checkpoint_exists(config: TrajectoryConfig, train: TrainConfig) -> bool:
     """True when a complete checkpoint of exactly (config, train) is in the dataset's cache."""
     folder = checkpoint_folder(checkpoint_root(config.dataset), config, train, sft_only=False)
+    if config.library:  # another library's checkpoints live in its catalog's folder
+        return False
     return (folder / "config.json").is_file()
 
 

@@ -1,5 +1,6 @@
-"""What a planner graph is built over (graphs/chainrec/builder.py): ChainRec's library, or the
-router's with the method tools. One frozen description per method family."""
+"""What a planner graph is built over (graphs/chainrec/builder.py): one frozen description per method
+family. ChainRec's plans over the library file its run names (`chainrec_library`, default the shipped
+one); another family plugs in here (more tool nodes, its own catalog, costs and rule planner)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,12 @@ from typing import Any
 
 from agents.chainrec.online.catalog import (
     CANDIDATE_RANK,
-    TOOLS,
     Catalog,
     ToolCost,
     evidence_tools,
     normalise_action,
 )
+from agents.chainrec.online.library_file import library_of
 from agents.chainrec.online.planners import RulePlanner
 from agents.chainrec.online.planning import Planner
 from agents.chainrec.online.tool_agent import FetchFn
@@ -38,7 +39,7 @@ def without_tools(catalog: Catalog, names: str) -> Catalog:
 
 
 def _chainrec_catalog(ctx: ChainRecContext) -> Catalog:
-    return without_tools(TOOLS, ctx.chainrec_drop_tools)
+    return without_tools(library_of(ctx).catalog, ctx.chainrec_drop_tools)
 
 
 def _none_unavailable(env: Environment, ctx: ChainRecContext, catalog: Catalog) -> dict[str, str]:
@@ -64,7 +65,8 @@ class PlannerLibrary:
     method: str
     """The method family's graph name (compile_method's, LangSmith's root run name)."""
     tools: Catalog
-    """Every action the graph has a node for, in catalog order, CandidateRank last."""
+    """Every action the graph has a node for, in catalog order, CandidateRank last (the shipped
+    library's; a run's library may rename or leave out cards, never add a node)."""
     fetch: Mapping[str, FetchFn]
     """Evidence tool name -> its fetch function (one node each)."""
     context_schema: type[ChainRecContext]
@@ -72,7 +74,7 @@ class PlannerLibrary:
     state_schema: type[Any] = ChainRecState
     """The graph's state class (ChainRecState or a subclass)."""
     catalog_of: Callable[[ChainRecContext], Catalog] = _chainrec_catalog
-    """(run context) -> the actions this run plans over (a subset of `tools`, same order)."""
+    """(run context) -> the actions this run plans over: its library file's cards (on `tools`' nodes)."""
     unavailable: Callable[[Environment, ChainRecContext, Catalog], dict[str, str]] = _none_unavailable
     """(env, ctx, catalog) -> tool -> why it cannot run this episode (computed on the first visit,
     off the event loop; empty for ChainRec)."""
@@ -82,6 +84,8 @@ class PlannerLibrary:
     """(catalog) -> the rule planner that decides for "rule" and backs up the other planners."""
     details_extras: Callable[[Any, ChainRecContext], dict[str, Any]] = _no_extras
     """(final state, ctx) -> figures added to CandidateRank's `details` (the router's planned cost)."""
+    catalog_note: str = ""
+    """A paragraph the LLM planner's prompt adds after the catalog (the router's cost note)."""
     blocking_tools: frozenset[str] = field(default_factory=frozenset)
     """Tools whose fetch may touch disk (a memory graph, a pool, a similarity matrix): their node
     prepares in a worker thread under `ainvoke`."""

@@ -25,11 +25,12 @@ from typing import Any
 
 from langgraph.graph import StateGraph
 
-from agents.chainrec.online.catalog import TOOLS, Catalog
+from agents.chainrec.online.catalog import Catalog
 from agents.chainrec.online.planners import RulePlanner
 from agents.chainrec.online.planning import Planner
 from agents.router.catalog import (
     BLOCKING_TOOLS,
+    METHOD_TOOLS,
     ROUTER_LIBRARY,
     ROUTER_TOOLS,
     router_catalog,
@@ -40,6 +41,7 @@ from agents.router.rules import RouterRulePlanner
 from graphs.chainrec.builder import PLANNER, RANK_NODE, build_planner_graph, route_for
 from graphs.chainrec.library_spec import PlannerLibrary
 from graphs.run_context import compile_method
+from prompts.router import COST_NOTE
 from state.chainrec.context import ChainRecContext
 from state.router.context import RouterContext
 from state.router.state import RouterState
@@ -48,8 +50,9 @@ __all__ = ["NODE_OF", "PLANNER", "RANK_NODE", "ROUTER", "builder", "graph", "rou
 
 
 def rule_for(catalog: Catalog) -> Planner:
-    """ChainRec's rule planner over ChainRec's library; the router's when the method tools are in."""
-    return RulePlanner() if catalog == TOOLS else RouterRulePlanner()
+    """ChainRec's rule planner over a ChainRec library alone; the router's when the method tools are in."""
+    names = {spec.name for spec in catalog}
+    return RouterRulePlanner() if names & {spec.name for spec in METHOD_TOOLS} else RulePlanner()
 
 
 def planned_cost(state: Any, ctx: ChainRecContext) -> dict[str, Any]:
@@ -74,6 +77,7 @@ ROUTER = PlannerLibrary(
     costs=router_costs,
     rule_for=rule_for,
     details_extras=planned_cost,
+    catalog_note=COST_NOTE,
     blocking_tools=BLOCKING_TOOLS,
 )
 """The router's library: ChainRec's tools, the four method tools and CandidateRank."""

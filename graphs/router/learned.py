@@ -46,13 +46,9 @@ from agents.chainrec.offline.training_tasks import TrajectoryConfig
 from agents.chainrec.offline.trajectories import TrajectoryRun, existing_run, generate
 from agents.chainrec.online.catalog import evidence_tools
 from agents.chainrec.online.learned_catalog import catalog_root
+from agents.chainrec.online.library_file import library_key, library_of
 from agents.chainrec.online.policy import ActionSpace, mark_latest
-from agents.router.catalog import (
-    ROUTER_LIBRARY,
-    ROUTER_TOOLS,
-    router_costs,
-    unavailable_tools,
-)
+from agents.router.catalog import fetch_for, router_catalog, router_costs, unavailable_tools
 from agents.router.method_tools.pattern_memories import NAME as PATTERN_MEMORIES
 from agents.router.rules import RouterRulePlanner
 from graphs.chainrec.learned import phase_progress, train_config, training_summary
@@ -97,19 +93,24 @@ def row_library(context: RouterContext, candidates: int) -> RowLibrary:
     """The router's tools as trajectories run them: planned tokens per call at `candidates`
     candidates, `MASKED` and whatever the training world cannot run left out."""
     train_env = training_environment(get_environment(context.dataset))
-    masked = {**unavailable_tools(train_env, context, ROUTER_TOOLS), **MASKED}
+    catalog = router_catalog(context)
+    masked = {**unavailable_tools(train_env, context, catalog), **MASKED}
     costs = router_costs(context)
-    planned = {tool: costs[tool].tokens(candidates) for tool in evidence_tools(ROUTER_TOOLS)}
-    return RowLibrary(ROUTER_TOOLS, ROUTER_LIBRARY, planned, masked, rank_all=True)
+    planned = {tool: costs[tool].tokens(candidates) for tool in evidence_tools(catalog) if tool in costs}
+    return RowLibrary(catalog, fetch_for(catalog), planned, masked, rank_all=True)
 
 
 def tool_knobs(context: RouterContext) -> dict[str, Any]:
     """The knobs of `TOOL_KNOBS` (JSON-ready), the run's own files left out."""
-    return {
+    knobs = {
         k: v
         for k, v in sorted(asdict(context).items())
         if k.startswith(TOOL_KNOBS) and k not in RUN_KNOBS and isinstance(v, str | int | float | bool)
     }
+    library = knobs.pop("chainrec_library", "")
+    if library:  # keyed by the cards, not the path; the shipped library leaves the key as it was
+        knobs["chainrec_library"] = library_key(library_of(context))
+    return knobs
 
 
 def ensure_router_checkpoint(
@@ -123,7 +124,7 @@ def ensure_router_checkpoint(
     (resumed when present) then SFT and DPO."""
     ctx = training_context(context)
     library = row_library(ctx, config.candidates)
-    base = root or catalog_root(config.dataset, ROUTER_TOOLS)
+    base = root or catalog_root(config.dataset, library.catalog)
     payload = {"trajectories": config.as_dict(), "knobs": tool_knobs(ctx), "masked": dict(library.masked)}
     keyed = {
         **payload,
@@ -152,8 +153,8 @@ def ensure_router_checkpoint(
     environment = get_environment(config.dataset)
     run: TrajectoryRun = generate(environment, ctx, unweighted, run_folder(config.scenario), hook, library)
     notes = {"masked_tools": dict(library.masked), "tool_knobs": payload["knobs"]}
-    held_out = HeldOut(RouterRulePlanner(), len(evidence_tools(ROUTER_TOOLS)), notes)
-    space = ActionSpace(ROUTER_TOOLS)
+    held_out = HeldOut(RouterRulePlanner(), len(evidence_tools(library.catalog)), notes)
+    space = ActionSpace(library.catalog)
     classic = replace(unweighted, scenario=SUPPLEMENT)
 
     def classic_run() -> TrajectoryRun:

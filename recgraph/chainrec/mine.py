@@ -4,8 +4,9 @@ With an LLM it first generates step-labelled CoT traces on training tasks (each 
 interaction, never the test target), durably and resumably into `OUT/traces.jsonl`; with `--traces
 FILE` it reads a traces file instead (the only way on the heuristic backend, which writes no chains of
 thought). Then: keep the correct and concise traces, normalise step labels, embed them with MiniLM,
-k-means with k chosen by silhouette, and write cluster cards mapped to the Tool Agent Library as
-`OUT/clusters.json` and `OUT/clusters.md`.
+k-means with k chosen by silhouette, write cluster cards mapped to the base library's tools as
+`OUT/clusters.json` and `OUT/clusters.md`, and the tool library the mapping builds as
+`OUT/library.json` (or `--library-out`): the file `--set chainrec_library=PATH` loads.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from agents.chainrec.mining.library import LIBRARY_NAME, MAP_MARGIN
 from recgraph.commands import console, progress_bar
 from recgraph.options import add_dataset_options
 from state.chainrec.context import ChainRecContext
@@ -52,9 +54,23 @@ def add_actions(actions: argparse._SubParsersAction) -> None:
     parser.add_argument("--k-max", type=int, default=12, help="largest k tried")
     parser.add_argument("--concurrency", type=int, default=4, help="LLM calls in flight (generation)")
     parser.add_argument(
+        "--base",
+        default="",
+        help="the library whose tool cards clusters map to (default: the shipped library)",
+    )
+    parser.add_argument(
+        "--map-margin",
+        type=float,
+        default=MAP_MARGIN,
+        help="a cluster also maps to every tool whose cosine is at least (1 - this) times its nearest tool's",
+    )
+    parser.add_argument(
         "--out",
         default="",
-        help="output folder (default: the dataset's cache, or runs/chainrec_mining with --traces)",
+        help="output folder (default: the dataset's cache, or $RECGRAPH_HOME/chainrec_mining with --traces)",
+    )
+    parser.add_argument(
+        "--library-out", default="", help="the tool library file to write (default: OUT/library.json)"
     )
     parser.set_defaults(handler=mine_tools)
 
@@ -130,11 +146,16 @@ def mine_tools(args: argparse.Namespace) -> int:
     """Generate (or read) traces, mine them, print the sweep and the cards."""
     from agents.chainrec.mining.pipeline import mine_to
     from agents.chainrec.mining.records import load_traces
+    from agents.chainrec.online.library_file import load_library
     from world.errors import RecgraphError
+    from world.paths import cache_root
 
+    if not 0 <= args.map_margin < 1:
+        raise RecgraphError(f"--map-margin must be in [0, 1), got {args.map_margin}")
+    base = load_library(args.base)
     if args.traces:
         traces_path = Path(args.traces)
-        out = Path(args.out) if args.out else Path("runs/chainrec_mining")
+        out = Path(args.out) if args.out else cache_root() / "chainrec_mining"
     elif args.llm == "heuristic":
         raise RecgraphError(NO_TRACES)
     else:
@@ -150,8 +171,18 @@ def mine_tools(args: argparse.Namespace) -> int:
             markup=False,
         )
     traces = load_traces(traces_path)
-    summary, cards, (json_path, md_path) = mine_to(
-        out, traces, args.max_steps, args.k_min, args.k_max, args.seed
+    library_path = Path(args.library_out) if args.library_out else out / LIBRARY_NAME
+    summary, cards, (json_path, md_path), library = mine_to(
+        out,
+        traces,
+        args.max_steps,
+        args.k_min,
+        args.k_max,
+        args.seed,
+        base,
+        args.map_margin,
+        library_path,
+        f"mined from {traces_path} over {base.path}",
     )
     counts = summary["traces"]
     dropped = ", ".join(f"{reason} {n}" for reason, n in counts["dropped"].items()) or "none"
@@ -165,9 +196,15 @@ def mine_tools(args: argparse.Namespace) -> int:
     for card in cards:
         steps = "; ".join(step["label"][:LABEL_SHOWN] for step in card["representative_steps"])
         console.print(
-            f"cluster {card['cluster']}: {card['size']} steps → {card['tool']} ({card['tool_score']:.3f}); "
-            f"{steps}",
+            f"cluster {card['cluster']}: {card['size']} steps → {' / '.join(card['tools'])} "
+            f"({card['tool']} {card['tool_score']:.3f}); {steps}",
             markup=False,
         )
     console.print(f"cards → {json_path} and {md_path}")
+    unmapped = ", ".join(library.mining["unmapped"]) or "none"
+    console.print(
+        f"tool library ({len(library.catalog)} tools; no cluster for: {unmapped}) → {library.path}; "
+        f"run with it: --set chainrec_library={library.path}",
+        markup=False,
+    )
     return 0

@@ -34,6 +34,15 @@ class ChainRecContext(Context):
             "scenario; refuses with how to train one when there is none)."
         },
     )
+    chainrec_library: str = field(
+        default="",
+        metadata={
+            "description": "ChainRec: the tool library file the planner, the graph and the trajectories "
+            "load (empty: the shipped library, agents/chainrec/online/default_library.json; a file "
+            "`recgraph chainrec mine-tools` wrote: its mined tools). A missing needed tool is refused "
+            "in one line."
+        },
+    )
     chainrec_max_steps: int = field(
         default=6,
         metadata={"description": "ChainRec: tool budget T_max; CandidateRank is forced once it is spent."},

@@ -75,6 +75,9 @@ class ChainRecState(BaseState, total=False):
     """Written by `planner`: why each infeasible action is masked."""
     next_action: str
     """Written by `planner`: the chosen action; `route_planner` turns it into the next node."""
+    next_node: str
+    """Written by `planner`: the node that runs the chosen action's card in the run's library (a mined
+    card may run on another tool's node)."""
     decisions: Annotated[list[Decision], operator.add]
     """Written by `planner`: every decision of the episode, in order."""
     details: dict[str, Any]

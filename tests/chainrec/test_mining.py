@@ -158,7 +158,11 @@ def test_mine_tools_on_the_fixture_end_to_end(tmp_path: Path) -> None:
     assert tool_of["candidate popularity assessment"] == "ItemProfile"
     assert tool_of["positive preference"] == "PositivePreference"
     assert document["tool_map"]["CandidateRank"] == [0] and document["tool_map"]["GeoContext"] == []
-    assert sum(len(ids) for ids in document["tool_map"].values()) == document["k"]
+    # the positive/negative cluster maps to both tools (the paper's [4]); every cluster to its nearest
+    both = {tuple(card["tools"]) for card in cards if "positive preference" in card["labels"]}
+    assert both == {("PositivePreference", "NegativePreference")}
+    assert all(card["tools"][0] == card["tool"] for card in cards)
+    assert sum(len(ids) for ids in document["tool_map"].values()) == sum(len(c["tools"]) for c in cards)
     markdown = (tmp_path / "clusters.md").read_text()
     assert f"| {document['k']} | {best:.4f} ← chosen |" in markdown
     assert markdown.count("\n## Cluster ") == document["k"]

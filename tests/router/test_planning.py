@@ -10,13 +10,9 @@ import pytest
 
 from agents.chainrec.online.catalog import (
     CANDIDATE_RANK,
-    COLLABORATIVE,
-    INTENT_EVIDENCE,
     ITEM_PROFILE,
     ITEM_SEMANTIC,
     LONG_TERM,
-    MEMORY_NEIGHBOURHOOD,
-    PATTERN_MEMORIES,
     SHORT_TERM,
     TOOLS,
     parse_chain,
@@ -26,8 +22,12 @@ from agents.chainrec.online.mask import feasibility, feasible_actions
 from agents.chainrec.online.planners import FixedPlanner, LlmPlanner, RulePlanner, planner_for
 from agents.chainrec.online.planning import PlanView
 from agents.router.catalog import ROUTER_TOOLS, router_catalog, router_costs
+from agents.router.method_tools.collaborative import NAME as COLLABORATIVE
+from agents.router.method_tools.intent_evidence import NAME as INTENT_EVIDENCE
+from agents.router.method_tools.memory_neighbourhood import NAME as MEMORY_NEIGHBOURHOOD
+from agents.router.method_tools.pattern_memories import NAME as PATTERN_MEMORIES
 from agents.router.rules import RouterRulePlanner
-from graphs.router.graph import rule_for
+from graphs.router.graph import ROUTER, rule_for
 from state.chainrec.context import ChainRecContext
 from state.router.context import RouterContext
 
@@ -61,7 +61,17 @@ def view(
     mask, notes = feasibility(used, max_steps, PLAIN, ROUTER_TOOLS, unavailable)
     costs = router_costs(RouterContext())
     return PlanView(
-        "u", CANDIDATES, scenario, tuple(memory), mask, notes, max_steps, PLAIN, ROUTER_TOOLS, costs
+        "u",
+        CANDIDATES,
+        scenario,
+        tuple(memory),
+        mask,
+        notes,
+        max_steps,
+        PLAIN,
+        ROUTER_TOOLS,
+        costs,
+        ROUTER.catalog_note,
     )
 
 

@@ -1,6 +1,7 @@
 """The router lives in its own rooms: its method tools are under agents/router/method_tools/, and
-ChainRec's rooms neither hold them nor import the router's agents (the router plugs into ChainRec's
-one extension point, graphs/chainrec/library_spec.py:PlannerLibrary)."""
+ChainRec's rooms neither hold them, name them nor import the router's agents or prompts (the router
+plugs into ChainRec's extension points: its cards and fusion fields through
+agents/chainrec/online/extensions.py, its graph through graphs/chainrec/library_spec.py:PlannerLibrary)."""
 
 from __future__ import annotations
 
@@ -43,6 +44,40 @@ def test_chainrec_s_rooms_never_import_the_router_s_agents() -> None:
         for room in CHAINREC_ROOMS
         for path in sorted((REPO / room).rglob("*.py"))
         for module in imported_modules(path)
-        if module.startswith(("agents.router", "graphs.router", "state.router"))
+        if module.startswith(("agents.router", "graphs.router", "state.router", "prompts.router"))
     ]
     assert offenders == []
+
+
+ROUTER_TOOL_NAMES = ("MemoryNeighbourhood", "PatternMemories", "IntentEvidence", "CollaborativeSignal")
+
+
+def test_chainrec_s_rooms_never_name_the_router_s_tools() -> None:
+    """ChainRec's library holds nothing only the router uses: the router registers its cards and
+    fusion fields through agents/chainrec/online/extensions.py."""
+    offenders = [
+        f"{path.relative_to(REPO)}: {name}"
+        for room in CHAINREC_ROOMS
+        for path in sorted((REPO / room).rglob("*"))
+        if path.is_file() and path.suffix in (".py", ".json")
+        for name in ROUTER_TOOL_NAMES
+        if name in path.read_text(encoding="utf-8")
+    ]
+    assert offenders == []
+
+
+def test_the_router_s_cards_reach_the_fusion_through_the_extension_point() -> None:
+    from agents.chainrec.online.extensions import registered_tools
+    from agents.chainrec.online.fusion import fusion_weights, with_fusion_weights
+    from agents.router.catalog import METHOD_TOOLS
+    from state.chainrec.context import ChainRecContext
+    from state.router.context import RouterContext
+
+    assert set(METHOD_TOOLS) <= set(registered_tools())
+    weights = fusion_weights(RouterContext())
+    assert weights["CollaborativeSignal"] == 2.0 and weights["IntentEvidence"] == 1.0
+    assert fusion_weights(ChainRecContext())["CollaborativeSignal"] == 0.0  # no field: weighs 0
+    assert (
+        with_fusion_weights(RouterContext(), {"CollaborativeSignal": 0.5}).chainrec_weight_collaborative
+        == 0.5
+    )

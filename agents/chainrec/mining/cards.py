@@ -1,7 +1,8 @@
 """Cluster cards (paper appendix B): per cluster its size, its representative steps (the distinct
 labels nearest the centroid, with an example of how a model wrote them) and the tool of the Tool
 Agent Library it maps to: the tool whose name, description, inputs and outputs are most similar
-(MiniLM cosine) to the cluster's centroid, with the score and the runner-up. Written as JSON and
+(MiniLM cosine) to the cluster's centroid, with the score and the runner-up, and every tool the cluster
+maps to (`tools`: that one and any within the relative `--map-margin` of it, library.py). Written as JSON and
 Markdown."""
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from agents.chainrec.mining.clusters import Clustering
-from agents.chainrec.online.catalog import TOOLS, ToolSpec
+from agents.chainrec.mining.library import MAP_MARGIN, mapped_tools
+from agents.chainrec.online.tool_spec import Catalog, ToolSpec
 
 REPRESENTATIVES = 3
 """Representative steps shown per card."""
@@ -31,6 +33,7 @@ CARD_KEYS: tuple[str, ...] = (
     "tool_score",
     "runner_up",
     "runner_up_score",
+    "tools",
 )
 """The keys of every card in clusters.json."""
 
@@ -42,19 +45,23 @@ def tool_text(spec: ToolSpec) -> str:
     return f"{words}: {spec.description} Reads: {spec.inputs}. Writes: {spec.outputs}."
 
 
-def tool_vectors() -> tuple[list[str], np.ndarray]:
-    """Every action of the catalog (CandidateRank too) and its MiniLM embedding."""
+def tool_vectors(catalog: Catalog) -> tuple[list[str], np.ndarray]:
+    """Every action of `catalog` (the base library's cards, CandidateRank too) and its MiniLM embedding."""
     from world.embeddings import embed_texts
 
-    names = [spec.name for spec in TOOLS]
-    return names, embed_texts([tool_text(spec) for spec in TOOLS])
+    names = [spec.name for spec in catalog]
+    return names, embed_texts([tool_text(spec) for spec in catalog])
 
 
 def build_cards(
-    clustering: Clustering, examples: Mapping[str, tuple[str, str]], tools: tuple[list[str], np.ndarray]
+    clustering: Clustering,
+    examples: Mapping[str, tuple[str, str]],
+    tools: tuple[list[str], np.ndarray],
+    margin: float = MAP_MARGIN,
 ) -> list[dict[str, Any]]:
     """One card per cluster, largest first. `examples` maps a normalised label to one (raw label,
-    step text) the traces wrote for it."""
+    step text) the traces wrote for it; a cluster maps to its nearest tool and every tool within
+    the relative `margin` of it (`tools`)."""
     names, vectors = tools
     total = sum(clustering.counts)
     cards = []
@@ -86,6 +93,9 @@ def build_cards(
                 "tool_score": round(float(scores[first]), 4),
                 "runner_up": names[int(second)],
                 "runner_up_score": round(float(scores[second]), 4),
+                "tools": mapped_tools(
+                    {name: round(float(score), 4) for name, score in zip(names, scores, strict=True)}, margin
+                ),
             }
         )
     return cards
@@ -115,8 +125,8 @@ def render_markdown(summary: Mapping[str, Any], cards: Sequence[Mapping[str, Any
     for card in cards:
         lines += [
             "",
-            f"## Cluster {card['cluster']} → {card['tool']} (similarity {card['tool_score']:.3f}; "
-            f"runner-up {card['runner_up']} {card['runner_up_score']:.3f})",
+            f"## Cluster {card['cluster']} → {' / '.join(card['tools'])} (nearest {card['tool']} "
+            f"{card['tool_score']:.3f}; runner-up {card['runner_up']} {card['runner_up_score']:.3f})",
             "",
             f"{card['size']} steps ({card['share']:.0%}), {card['distinct_labels']} distinct labels. "
             "Representative steps:",

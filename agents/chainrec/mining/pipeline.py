@@ -1,4 +1,5 @@
-"""The mining pipeline on a list of traces: filter, normalise, cluster, card."""
+"""The mining pipeline on a list of traces: filter, normalise, cluster, card, and the library the
+cards build (library.py)."""
 
 from __future__ import annotations
 
@@ -10,14 +11,23 @@ from agents.chainrec.mining.cards import build_cards, tool_vectors, write_cards
 from agents.chainrec.mining.clusters import cluster_labels
 from agents.chainrec.mining.filters import DROP_REASONS, select
 from agents.chainrec.mining.labels import normalise_label
+from agents.chainrec.mining.library import LIBRARY_NAME, MAP_MARGIN, mined_library, write_mined
 from agents.chainrec.mining.records import Trace
-from agents.chainrec.online.catalog import ACTIONS
+from agents.chainrec.online.library_file import ToolLibrary, load_library
 
 
 def mine(
-    traces: Sequence[Trace], budget: int, k_min: int, k_max: int, seed: int = 0
+    traces: Sequence[Trace],
+    budget: int,
+    k_min: int,
+    k_max: int,
+    seed: int = 0,
+    base: ToolLibrary | None = None,
+    margin: float = MAP_MARGIN,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The run's summary (trace counts, steps, silhouette and J(k) per k, chosen k) and its cards."""
+    """The run's summary (trace counts, steps, silhouette and J(k) per k, chosen k, tool -> clusters)
+    and its cards, each cluster mapped onto `base`'s tools (default: the shipped library)."""
+    base = base or load_library()
     selection = select(traces, budget)
     occurrences: list[str] = []
     examples: dict[str, tuple[str, str]] = {}
@@ -27,7 +37,7 @@ def mine(
             occurrences.append(label)
             examples.setdefault(label, (step.label, step.text))
     clustering = cluster_labels(occurrences, k_min, k_max, seed)
-    cards = build_cards(clustering, examples, tool_vectors())
+    cards = build_cards(clustering, examples, tool_vectors(base.catalog), margin)
     summary = {
         "traces": {
             "total": selection.total,
@@ -44,14 +54,29 @@ def mine(
         "inertia": {str(k): v for k, v in clustering.inertia.items()},
         "k": clustering.k,
         "seed": seed,
-        "tool_map": {name: [c["cluster"] for c in cards if c["tool"] == name] for name in ACTIONS},
+        "map_margin": margin,
+        "tool_map": {name: [c["cluster"] for c in cards if name in c["tools"]] for name in base.names},
     }
     return summary, cards
 
 
 def mine_to(
-    out: Path, traces: Sequence[Trace], budget: int, k_min: int, k_max: int, seed: int = 0
-) -> tuple[dict[str, Any], list[dict[str, Any]], tuple[Path, Path]]:
-    """`mine` and write the cards into `out` (clusters.json, clusters.md)."""
-    summary, cards = mine(traces, budget, k_min, k_max, seed)
-    return summary, cards, write_cards(out, summary, cards)
+    out: Path,
+    traces: Sequence[Trace],
+    budget: int,
+    k_min: int,
+    k_max: int,
+    seed: int = 0,
+    base: ToolLibrary | None = None,
+    margin: float = MAP_MARGIN,
+    library_path: Path | None = None,
+    source: str = "",
+) -> tuple[dict[str, Any], list[dict[str, Any]], tuple[Path, Path], ToolLibrary]:
+    """`mine`, write the cards into `out` (clusters.json, clusters.md) and the library they build into
+    `library_path` (default `out/library.json`)."""
+    base = base or load_library()
+    summary, cards = mine(traces, budget, k_min, k_max, seed, base, margin)
+    written = write_cards(out, summary, cards)
+    library = mined_library(cards, base, summary, source or "mined")
+    library = write_mined(library_path or out / LIBRARY_NAME, library)
+    return summary, cards, written, library

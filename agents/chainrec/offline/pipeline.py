@@ -21,9 +21,11 @@ from agents.chainrec.offline.planner_eval import compare_planners
 from agents.chainrec.offline.policy_store import write_checkpoint
 from agents.chainrec.offline.policy_train import TrainConfig, split_rows, train_policy
 from agents.chainrec.offline.rollout import with_cost
+from agents.chainrec.offline.row_library import rows_of
 from agents.chainrec.offline.training_env import training_environment
 from agents.chainrec.offline.training_tasks import TrajectoryConfig
 from agents.chainrec.offline.trajectories import TrajectoryRun, existing_run, generate, read_rows
+from agents.chainrec.online.learned_catalog import catalog_root
 from agents.chainrec.online.planning import Planner
 from agents.chainrec.online.policy import FORMAT_VERSION, ActionSpace, checkpoint_root, mark_latest
 from world.environment import get_environment
@@ -79,14 +81,21 @@ def checkpoint_folder(
     return root / f"{config.scenario}-{key}"
 
 
+def library_root(dataset: str, ctx: Any) -> Path:
+    """Where a run's trajectories and checkpoints live: ChainRec's cache folder for the shipped library,
+    the catalog's own folder (learned_catalog.catalog_root) for another library file's."""
+    rows = rows_of(ctx)
+    return checkpoint_root(dataset) if rows.default else catalog_root(dataset, rows.catalog)
+
+
 def make_trajectories(
     config: TrajectoryConfig, ctx: Any, root: Path | None = None, on_progress: Progress | None = None
 ) -> TrajectoryRun:
-    """Generate (or complete) `config`'s trajectories under `root`."""
+    """Generate (or complete) `config`'s trajectories under `root`, over the library `ctx` names."""
     env = get_environment(config.dataset)
-    folder = trajectory_folder(root or checkpoint_root(config.dataset), config)
+    folder = trajectory_folder(root or library_root(config.dataset, ctx), config)
     hook = (lambda done, total: on_progress("trajectories", done, total)) if on_progress else None
-    return generate(env, ctx, config, folder, hook)
+    return generate(env, ctx, config, folder, hook, rows_of(ctx))
 
 
 @dataclass(frozen=True)
@@ -188,9 +197,12 @@ def ensure_checkpoint(
     space: ActionSpace | None = None,
 ) -> Trained:
     """The checkpoint for (config, train, space): reused when complete, else trajectories then
-    training. The trajectories are made with ChainRec's tools; another catalog's rows come from its
-    own generator (`train_checkpoint` on a `TrajectoryRun`)."""
-    base = root or checkpoint_root(config.dataset)
+    training. The trajectories are made with the library file `ctx` names (its catalog is the action
+    space unless `space` says otherwise); another family's rows come from its own generator
+    (`train_checkpoint` on a `TrajectoryRun`)."""
+    rows = rows_of(ctx)
+    space = space or (None if rows.default else ActionSpace(rows.catalog))
+    base = root or library_root(config.dataset, ctx)
     folder = checkpoint_folder(base, config, train, sft_only, space)
     if (folder / "config.json").is_file():  # trained on a complete file: read it, build no world
         run = existing_run(trajectory_folder(base, config), config)

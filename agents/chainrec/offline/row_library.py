@@ -1,11 +1,13 @@
 """What the tools of a trajectory row are: a catalog, the fetch function of each evidence tool, the
 tokens recorded per call and the tools the trajectories leave out (with why).
 
-ChainRec's rows (`CHAINREC_ROWS`) use its eight-tool library and record the tokens the model spent
-(0 with the heuristic backend). Another library (the router's: graphs/router/learned.py) names its
-own catalog and fetch functions, may record each tool's *planned* tokens instead (so R(τ)'s cost
-term charges a heuristic trajectory as an LLM run of the same chain would be charged) and may mask
-tools it cannot run in the training world (each with its reason, written into every row).
+ChainRec's rows (`CHAINREC_ROWS`) use the shipped eight-tool library and record the tokens the model
+spent (0 with the heuristic backend); a run naming another library file (`chainrec_library`, e.g. a
+mined one) runs that file's cards (`rows_of`), each card on its node's agent. Another family (the
+router's: graphs/router/learned.py) names its own catalog and fetch functions, may record each
+tool's *planned* tokens instead (so R(τ)'s cost term charges a heuristic trajectory as an LLM run
+of the same chain would be charged) and may mask tools it cannot run in the training world (each
+with its reason, written into every row).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 
 from agents.chainrec.online.catalog import TOOLS, Catalog, ToolSpec, evidence_tools
 from agents.chainrec.online.library import LIBRARY
+from agents.chainrec.online.library_file import library_of
 from agents.chainrec.online.mask import feasibility
 from agents.chainrec.online.tool_agent import FetchFn
 
@@ -53,3 +56,14 @@ class RowLibrary:
 
 CHAINREC_ROWS = RowLibrary()
 """ChainRec's rows: its library, the model's token counts, nothing masked."""
+
+
+def rows_of(ctx: object) -> RowLibrary:
+    """The rows a run's context trains on: `CHAINREC_ROWS` for the shipped library, else the named
+    library file's cards, each running its node's agent."""
+    catalog = library_of(ctx).catalog
+    if catalog == TOOLS:
+        return CHAINREC_ROWS
+    by_node = {spec.node: LIBRARY[spec.name] for spec in TOOLS if spec.name in LIBRARY}
+    fetch = {spec.name: by_node[spec.node] for spec in catalog if spec.node in by_node}
+    return RowLibrary(catalog, fetch)

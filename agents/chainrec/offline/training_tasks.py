@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.chainrec.online.library_file import library_key, library_of
 from state.chainrec.context import ChainRecContext
 from state.context import backend_for
 from world.data import natural_key
@@ -47,10 +48,16 @@ class TrajectoryConfig:
     """λ_cost of R(τ): the cost of one model token the chain's tools spent (0: ChainRec's Eq. 5)."""
     llm: str = "heuristic"
     """The backend the tools and CandidateRank ran with."""
+    library: str = ""
+    """The tool library's key (`library_file.library_key`; "" for the shipped library)."""
 
     def as_dict(self) -> dict[str, Any]:
-        """The header stored with every row."""
-        return asdict(self)
+        """The header stored with every row (`library` only when it is not the shipped one, so the
+        shipped library's files keep their keys)."""
+        data = asdict(self)
+        if not self.library:
+            del data["library"]
+        return data
 
 
 @dataclass(frozen=True)
@@ -79,6 +86,7 @@ def config_from(
         max_steps=ctx.chainrec_max_steps,
         lam=ctx.chainrec_reward_lambda,
         llm=backend_for(ctx, "rec"),
+        library=library_key(library_of(ctx)),
     )
 
 

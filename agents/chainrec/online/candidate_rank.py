@@ -16,7 +16,7 @@ from typing import Any
 
 from agents.base import AgentTask
 from agents.chainrec.online.catalog import is_user_tool
-from agents.chainrec.online.fusion import Fused, fuse
+from agents.chainrec.online.fusion import Fused, fuse, tool_cards
 from agents.chainrec.online.item_tools import fetch_items
 from agents.chainrec.online.tool_agent import Episode
 from agents.ranking import repair_ranking
@@ -57,7 +57,8 @@ def rank_call(episode: Episode) -> RankCall:
     candidates = list(episode.candidates)
     records = fetch_items(episode, candidates)
     memory = episode.memory
-    user_side = [e for e in memory if is_user_tool(e["tool"])]
+    cards = tuple(tool_cards(episode.ctx).values())
+    user_side = [e for e in memory if is_user_tool(e["tool"], cards)]
     messages = prompts.rank_messages(prompts.memory_digest(user_side), _candidate_lines(records, memory))
     fused = cache(lambda: fuse(episode.env, episode.ctx, records, memory))
 

@@ -2,18 +2,18 @@
 
 Every memory entry e turns into a signal s_e(c) in [0, 1] over the candidates, rank-normalised
 (percentile ranks, ties shared) so tools on different scales weigh alike:
-- item tools (ItemSemantic, ItemProfile, AuthorPreference, GeoContext, and the router's method tools
-  MemoryNeighbourhood, PatternMemories, IntentEvidence, CollaborativeSignal): their per-candidate
-  scores;
+- item cards (ItemSemantic, ItemProfile, AuthorPreference, GeoContext, and any item card registered
+  through extensions.py): their per-candidate scores;
 - user tools (Long/ShortTermPreference, PositivePreference): how well a candidate matches the entry:
   the mean of (a) the MiniLM cosine between the candidate and the mean embedding of the items the
   entry is about (`evidence`, e.g. the liked items) and (b) when the facets state a category
   distribution (`Drama 31%, Comedy 22%`), the candidate's categories' summed share;
   NegativePreference: 1 − that match.
 score(c) = Σ_e w_tool(e) · confidence(e) · s_e(c) / Σ_e w_tool(e) · confidence(e); ties keep the
-candidates' order. The weights are `Context.chainrec_weight_*` (the method tools' are RouterContext
-fields; a context without them, ChainRec's, weighs them 0); a learned planner's checkpoint may carry
-weights fitted on its training tasks (agents/chainrec/offline/fusion_fit.py), which
+candidates' order. A card's stage and weight field come from the run's library file
+(`chainrec_library`) or a registered extension; the weights are the context's fields they name
+(`Context.chainrec_weight_*`; a context without a field weighs that tool 0); a learned planner's
+checkpoint may carry weights fitted on its training tasks (agents/chainrec/offline/fusion_fit.py), which
 `with_fusion_weights` puts into the context its CandidateRank ranks with.
 """
 
@@ -26,43 +26,23 @@ from typing import Any
 
 import numpy as np
 
-from agents.chainrec.online.catalog import (
-    AUTHOR,
-    COLLABORATIVE,
-    GEO,
-    INTENT_EVIDENCE,
-    ITEM_PROFILE,
-    ITEM_SEMANTIC,
-    LONG_TERM,
-    MEMORY_NEIGHBOURHOOD,
-    NEGATIVE,
-    PATTERN_MEMORIES,
-    POSITIVE,
-    SHORT_TERM,
-    is_user_tool,
-)
+from agents.chainrec.online.catalog import BY_NAME, NEGATIVE, ToolSpec, is_user_tool, known_tools
 from agents.chainrec.online.evidence import percentile_ranks
+from agents.chainrec.online.library_file import library_of
 from state.chainrec.context import ChainRecContext
 from state.chainrec.state import MemoryEntry
 from world.environment import Environment
 
-WEIGHT_FIELDS: dict[str, str] = {
-    LONG_TERM: "chainrec_weight_long_term",
-    SHORT_TERM: "chainrec_weight_short_term",
-    POSITIVE: "chainrec_weight_positive",
-    NEGATIVE: "chainrec_weight_negative",
-    ITEM_SEMANTIC: "chainrec_weight_item_semantic",
-    ITEM_PROFILE: "chainrec_weight_item_profile",
-    AUTHOR: "chainrec_weight_author",
-    GEO: "chainrec_weight_geo",
-    MEMORY_NEIGHBOURHOOD: "chainrec_weight_memory_neighbourhood",
-    PATTERN_MEMORIES: "chainrec_weight_pattern_memories",
-    INTENT_EVIDENCE: "chainrec_weight_intent_evidence",
-    COLLABORATIVE: "chainrec_weight_collaborative",
-}
-"""Tool -> the context field holding its fusion weight (the method tools': RouterContext's)."""
-AVOID = frozenset({NEGATIVE})
-"""User tools whose text says what to avoid (their match counts against a candidate)."""
+
+def tool_cards(ctx: ChainRecContext) -> dict[str, ToolSpec]:
+    """Tool name -> card for every tool a run under `ctx` may record: its library's cards, then the
+    registered extensions'."""
+    return known_tools(library_of(ctx).catalog)
+
+
+AVOID = frozenset({BY_NAME[NEGATIVE].node})
+"""Nodes of the user tools whose text says what to avoid (their match counts against a candidate,
+whatever a library names the card)."""
 
 
 @dataclass
@@ -86,9 +66,13 @@ class Fused:
 
 
 def fusion_weights(ctx: ChainRecContext) -> dict[str, float]:
-    """Each tool's weight in the fusion, from the context (0 for a field the context lacks: ChainRec's
-    context has no method tools)."""
-    return {tool: float(getattr(ctx, field, 0.0)) for tool, field in WEIGHT_FIELDS.items()}
+    """Each tool's weight in the fusion: the context field its card names (0 for a field the context
+    lacks, e.g. an extension's weight under ChainRec's context)."""
+    return {
+        name: float(getattr(ctx, spec.weight_field, 0.0))
+        for name, spec in tool_cards(ctx).items()
+        if spec.weight_field
+    }
 
 
 def with_fusion_weights(ctx: ChainRecContext, weights: Mapping[str, float] | None) -> ChainRecContext:
@@ -96,7 +80,12 @@ def with_fusion_weights(ctx: ChainRecContext, weights: Mapping[str, float] | Non
     for is left out, no weights: `ctx` itself)."""
     if not weights:
         return ctx
-    fields = {WEIGHT_FIELDS[tool]: float(w) for tool, w in weights.items() if tool in WEIGHT_FIELDS}
+    cards = tool_cards(ctx)
+    fields = {
+        cards[tool].weight_field: float(w)
+        for tool, w in weights.items()
+        if tool in cards and cards[tool].weight_field
+    }
     return replace(ctx, **{name: value for name, value in fields.items() if hasattr(ctx, name)})
 
 
@@ -146,6 +135,8 @@ def fuse(
     `weights` (tool -> weight; default the context's)."""
     candidates = [r["item_id"] for r in records]
     weights = fusion_weights(ctx) if weights is None else weights
+    cards = tool_cards(ctx)
+    catalog = tuple(cards.values())
     parts: dict[str, np.ndarray] = {}
     used: dict[str, float] = {}
     total, norm = np.zeros(len(candidates)), 0.0
@@ -153,12 +144,13 @@ def fuse(
         weight = weights.get(entry["tool"], 0.0) * float(entry["confidence"])
         if weight <= 0:
             continue
-        if is_user_tool(entry["tool"]):
+        if is_user_tool(entry["tool"], catalog):
             match = user_match(env, entry, records)
             if match is None:
                 continue
             signal = percentile_ranks(match)
-            signal = 1.0 - signal if entry["tool"] in AVOID else signal
+            avoid = entry["tool"] in cards and cards[entry["tool"]].node in AVOID
+            signal = 1.0 - signal if avoid else signal
         else:
             given = {e["item_id"]: float(e["score"]) for e in entry["items"]}
             fill = float(np.mean(list(given.values()))) if given else 0.5

@@ -1,11 +1,12 @@
-"""The learned planner over a catalog other than ChainRec's (the router's): it plans only with a
+"""The learned planner over a catalog other than the shipped library's (a mined library file's, or one
+with an extension's tools): it plans only with a
 checkpoint trained over that catalog (its config.json's `actions` are the catalog's), and refuses in
 one line otherwise, never planning with a checkpoint of another library behind its name.
 
 Such checkpoints live apart from ChainRec's (`catalog_root`: one folder per catalog in the dataset's
 cache, with its own `latest.json`), so the two never collide; a bench run names its checkpoint in
 `chainrec_checkpoint`, Studio finds the newest of the catalog's folder. A tool the checkpoint's
-trajectories masked (config.json `masked_tools`: e.g. PatternMemories without a training-world pool)
+trajectories masked (config.json `masked_tools`: e.g. a tool that cannot run in the training world)
 was never learned, so the planner never picks it (`LearnedPlanner.decide`).
 """
 
@@ -88,7 +89,7 @@ class CatalogLearnedPlanner(LearnedPlanner):
         if actions != tuple(spec.name for spec in self.catalog):
             raise MissingCheckpoint(
                 f"the learned planner checkpoint for {self.ctx.dataset} ({scenario}) plans over "
-                f"{len(actions)} actions, not this catalog's {len(self.catalog)}: train one over the "
-                "router's catalog, or set chainrec_checkpoint to one"
+                f"{len(actions)} actions, not this catalog's {len(self.catalog)}: train one over this "
+                "catalog, or set chainrec_checkpoint to one"
             )
         return found

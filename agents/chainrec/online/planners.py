@@ -7,9 +7,10 @@
   planner's choice (counted); a failed model falls back to the rule planner.
 
 `PLANNERS` maps the name to a factory; the learned planner of the offline stage is one more entry.
-Every planner plans over the catalog the graph gives it (`PlanView.catalog`: ChainRec's library, or
-the router's with the method tools); the graph also names the rule planner that decides for `rule`
-and backs up the others (the router's is agents/router/rules.py).
+Every planner plans over the catalog the graph gives it (`PlanView.catalog`: the run's library file,
+plus an extension's cards); the graph also names the rule planner that decides for `rule` and backs
+up the others. `needed_tools` names the tools a planner cannot run without; a library lacking one is
+refused in one line (`MissingTool`).
 """
 
 from __future__ import annotations
@@ -31,13 +32,14 @@ from agents.chainrec.online.catalog import (
     TOOLS,
     Catalog,
     ToolSpec,
+    action_names,
     is_user_tool,
     parse_chain,
 )
+from agents.chainrec.online.library_file import TERMINAL, ToolLibrary
 from agents.chainrec.online.planning import AskingPlanner, Planner, PlanView, choose, repair_choice
 from agents.validation import constrained_schema
 from prompts import chainrec as prompts
-from prompts.router import COST_NOTE
 from state.chainrec.context import ChainRecContext
 from state.chainrec.schemas import REASON_CHARS, PlannerAnswer, PlannerChoice
 from world.errors import RecgraphError
@@ -76,6 +78,11 @@ class RulePlanner:
     MANY_DISLIKES = 3
     STOP = 0.5
 
+    def needs(self) -> set[str]:
+        """The tools its regime plans name (a library without one of them cannot run this planner;
+        the memory adjustments' tools are only added when the library has them)."""
+        return set().union(*self.PLANS.values())
+
     def regime(self, view: PlanView) -> str:
         """The scenario tag, or cold_user when the memory shows a very short history."""
         regime = view.scenario if view.scenario in self.PLANS else "classic"
@@ -90,7 +97,7 @@ class RulePlanner:
         if recent is not None and recent <= self.THIN_WINDOW and LONG_TERM not in plan:
             plan.insert(plan.index(SHORT_TERM) + 1 if SHORT_TERM in plan else 0, LONG_TERM)
         if (view.stat("low_rated_items") or 0) >= self.MANY_DISLIKES and regime != "cold_user":
-            users = [i for i, tool in enumerate(plan) if is_user_tool(tool)]
+            users = [i for i, tool in enumerate(plan) if is_user_tool(tool, view.catalog)]
             plan.insert(users[-1] + 1 if users else len(plan), NEGATIVE)
         if view.stat("high_rated_items") == 0 and POSITIVE in plan:
             plan.remove(POSITIVE)
@@ -153,8 +160,8 @@ class LlmPlanner:
     def task(self, view: PlanView) -> AgentTask[PlannerChoice]:
         """The planner call for this decision."""
         catalog = "\n".join(catalog_line(spec, view) for spec in view.catalog)
-        if view.costs:
-            catalog += f"\n{COST_NOTE}"
+        if view.catalog_note:
+            catalog += f"\n{view.catalog_note}"
         masked = {name: why for name, why in view.notes.items()}
         messages = prompts.planner_messages(
             view.user_id,
@@ -205,7 +212,8 @@ def _learned(ctx: ChainRecContext, catalog: Catalog) -> LearnedPlanner:
     from agents.chainrec.online.learned_catalog import CatalogLearnedPlanner  # they build on this module
     from agents.chainrec.online.learned_planner import LearnedPlanner
 
-    return LearnedPlanner(ctx) if catalog == TOOLS else CatalogLearnedPlanner(ctx, catalog)
+    default = action_names(catalog) == action_names(TOOLS)
+    return LearnedPlanner(ctx) if default else CatalogLearnedPlanner(ctx, catalog)
 
 
 def ranking_context(ctx: ChainRecContext, catalog: Catalog, scenario: str) -> ChainRecContext:
@@ -218,6 +226,23 @@ def ranking_context(ctx: ChainRecContext, catalog: Catalog, scenario: str) -> Ch
 
     fusion = _learned(ctx, catalog).checkpoint(scenario).config.get("fusion") or {}
     return with_fusion_weights(ctx, fusion.get("weights") if fusion.get("used") == "learned" else None)
+
+
+def needed_tools(ctx: ChainRecContext, rule: Planner) -> list[str]:
+    """The tools the run's planner cannot run without: CandidateRank (it ends every episode) and, for
+    the rule and LLM planners (the rule planner decides or backs up), the rule planner's plans'
+    tools. The fixed chain's tools are checked by `parse_chain`, a learned planner's by its checkpoint."""
+    needed = [TERMINAL]
+    if ctx.chainrec_planner in ("rule", "llm") and hasattr(rule, "needs"):
+        needed += sorted(rule.needs())
+    return needed
+
+
+def check_library(library: ToolLibrary, catalog: Catalog, ctx: ChainRecContext, rule: Planner) -> None:
+    """`MissingTool` (one line) when `catalog` (the library's cards, with any extension's) lacks a tool
+    the run's planner needs, named with the library's file."""
+    checked = ToolLibrary(catalog, library.clusters, library.source, library.path)
+    checked.require(needed_tools(ctx, rule), f"the {ctx.chainrec_planner} planner")
 
 
 def planner_for(

@@ -42,10 +42,12 @@ class PlanView:
     domain: Mapping[str, bool]
     """What the dataset carries (ratings, reviews, categories, timestamps, authors, locations)."""
     catalog: Catalog = TOOLS
-    """The actions this planner chooses among, in catalog order (ChainRec's library, or the
-    router's with the method tools)."""
+    """The actions this planner chooses among, in catalog order (the run's library file, plus any
+    registered extension's cards)."""
     costs: Mapping[str, ToolCost] = field(default_factory=dict)
-    """Each action's planned cost (the router's; empty: costs are not shown)."""
+    """Each action's planned cost (empty: costs are not shown)."""
+    catalog_note: str = ""
+    """A paragraph the LLM planner's prompt adds after the catalog (the library's; empty: none)."""
 
     @property
     def step(self) -> int:

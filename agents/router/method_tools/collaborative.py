@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.baselines.classic import TIE_BREAK, score_bpr, score_itemknn
-from agents.chainrec.online.catalog import COLLABORATIVE, ToolCost, ToolSpec
+from agents.chainrec.online.catalog import ToolCost, ToolSpec
 from agents.chainrec.online.evidence import percentile_ranks, title_list
 from agents.chainrec.online.item_tools import fetch_items
 from agents.chainrec.online.tool_agent import Episode, Fetched, facet
@@ -39,14 +39,16 @@ SCORERS = {"itemknn": score_itemknn, "bpr": score_bpr}
 CONFIDENCE = {True: 0.8, False: 0.2}
 """Confidence with and without visible history (without: popularity only)."""
 
+NAME = "CollaborativeSignal"
 SPEC = ToolSpec(
-    COLLABORATIVE,
+    NAME,
     "collaborative_signal",
     "item",
     "Classic collaborative filtering over every candidate: how strongly other users' training "
     "interactions link it to the user's visible history (item-kNN co-occurrence and BPR factors).",
     "get_user for the visible history, get_item for every candidate; the training interactions",
     "one entry per candidate (collaborative score 0-1, rank-normalised); no LLM call",
+    weight_field="chainrec_weight_collaborative",
 )
 """What the planner sees of CollaborativeSignal."""
 PREREQUISITE: str | None = None

@@ -52,6 +52,7 @@ SPEC = ToolSpec(
     "each candidate's text supports that intent (NLI), and a summary of the supporting candidates.",
     "get_user for the visible history (long-term part and recent session), get_item for every candidate",
     "facets on tastes and intent; one entry per candidate (intent support 0-1, NLI score / 10)",
+    weight_field="chainrec_weight_intent_evidence",
 )
 """What the planner sees of the tool."""
 PREREQUISITE: str | None = None

@@ -55,6 +55,7 @@ SPEC = ToolSpec(
     "preference facets it supports, and how strongly it backs each candidate.",
     "MemRec's memory graph: the user's memory, the curated 1- and 2-hop neighbours and their memories",
     "facets from the curated neighbourhood; one entry per candidate (MemRec's collaborative score 0-1)",
+    weight_field="chainrec_weight_memory_neighbourhood",
 )
 """What the planner sees of the tool."""
 PREREQUISITE = "memrec"

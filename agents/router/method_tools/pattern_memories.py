@@ -53,6 +53,7 @@ SPEC = ToolSpec(
     "user's recent activity, and how well each candidate fits them.",
     "the user's recent visible history and AMEM4Rec's trained memory pool (top-K patterns)",
     "facets on the retrieved patterns; one entry per candidate (pattern-and-history fit 0-1)",
+    weight_field="chainrec_weight_pattern_memories",
 )
 """What the planner sees of the tool."""
 PREREQUISITE = "amem4rec"
