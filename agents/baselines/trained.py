@@ -20,6 +20,7 @@ import os
 import random
 import resource
 import threading
+import time
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -173,9 +174,13 @@ class MemoryWatch:
     """Resident MB when training started."""
     peak_mb: float = 0.0
     """Highest resident MB sampled while training."""
+    cpu_seconds: float = 0.0
+    """CPU seconds this process spent while training (every thread): on a loaded machine the wall
+    time measures the other processes too, this does not."""
 
     def __enter__(self) -> MemoryWatch:
         self.start_mb = self.peak_mb = resident_mb()
+        self._cpu = time.process_time()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, name="rss-watch", daemon=True)
         self._thread.start()
@@ -189,10 +194,13 @@ class MemoryWatch:
         self._stop.set()
         self._thread.join()
         self.peak_mb = max(self.peak_mb, resident_mb())
+        self.cpu_seconds = time.process_time() - self._cpu
 
     def figures(self) -> dict[str, float]:
-        """metrics.json's `training` fields: resident MB at the start, the peak, and the growth."""
+        """metrics.json's `training` fields: resident MB at the start, the peak, the growth, and the
+        CPU seconds."""
         return {
+            "cpu_seconds": round(self.cpu_seconds, 2),
             "rss_start_mb": round(self.start_mb, 1),
             "peak_rss_mb": round(self.peak_mb, 1),
             "rss_growth_mb": round(self.peak_mb - self.start_mb, 1),

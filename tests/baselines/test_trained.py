@@ -161,6 +161,19 @@ def test_memory_watch_sees_a_peak_that_is_freed_before_training_ends() -> None:
     assert resident_mb() < figures["peak_rss_mb"] - 100  # freed: the end is below the peak
 
 
+def test_memory_watch_counts_cpu_not_waiting() -> None:
+    """Half a second asleep costs (almost) no CPU; half a second of work costs at least that."""
+    from agents.baselines.trained import MemoryWatch
+
+    with MemoryWatch() as idle:
+        time.sleep(0.5)
+    with MemoryWatch() as busy:
+        started = time.process_time()
+        while time.process_time() - started < 0.5:
+            pass
+    assert idle.figures()["cpu_seconds"] < 0.25 and busy.figures()["cpu_seconds"] >= 0.5
+
+
 @pytest.mark.parametrize("name", ["sasrec", "lightgcn"])
 def test_training_records_its_resident_memory(name: str, catalog: str) -> None:
     env = get_environment(catalog)
