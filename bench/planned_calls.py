@@ -4,7 +4,8 @@ backend starts (and by `recgraph reproduce --dry-run`).
 Per method: the users still to run (a resumed run counts only those) times the method's declared
 requests per user (each method's `llm_calls` hook, declared in its graphs/<method>/spec.py), and the
 upper bound with every answer retried `Context.llm_retries` times. With a probe (bench/cost/probe.py:
-the method run on a few of the users against the loopback simulator) also the tokens per user: input
+the method run on a few of the users against the loopback simulator; a prepare step that grows
+unlike the users, as AMEM4Rec's pool training, fitted on two sample sizes) also the tokens: input
 from the prompts the method built, output as the simulator answered or, for a hosted model, each
 ranking answer at its output budget (agents/output_budget.py: the most it can be billed), and the
 dollars from bench/cost/prices.json ("price unknown" for a model it does not list).
@@ -13,7 +14,7 @@ dollars from bench/cost/prices.json ("price unknown" for a model it does not lis
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from agents.output_budget import output_budget
@@ -48,9 +49,12 @@ class PlannedCalls:
         return self.users * self.plan.per_user if self.plan else 0
 
 
-def plans_paid_calls(llm: str) -> bool:
-    """Whether the run's backend bills per request (an `openai:` endpoint), so the plan is printed."""
-    return llm.startswith("openai:")
+def plans_tokens(llm: str) -> bool:
+    """Whether `recgraph bench` probes and prints its plan before the first call: a backend that bills
+    per request (an `openai:` endpoint) or spends hours (a local model). Under `sim` the run is the
+    simulator itself, so a probe would only repeat it (the report shows the declared calls beside the
+    measured ones; `recgraph reproduce --llm sim` probes)."""
+    return llm.startswith("openai:") or llm == "local"
 
 
 def planned_calls(
@@ -68,20 +72,18 @@ def planned_calls(
             continue
         plan = declared_plan(method, context, candidates)
         found = (probed or {}).get(method)
-        tokens = (
-            planned_tokens(method, found, plan, context, candidates).times(pending[method]) if found else None
-        )
+        tokens = planned_tokens(method, found, plan, context, candidates, pending[method]) if found else None
         source = found.source if found and found.source != method else ""
         rows.append(PlannedCalls(method, pending[method], plan, tokens, source))
     return rows
 
 
 def planned_tokens(
-    method: str, probed: Probed, plan: CallPlan | None, context: Context, candidates: int
+    method: str, probed: Probed, plan: CallPlan | None, context: Context, candidates: int, users: int
 ) -> Usage:
-    """Calls and tokens per user: as probed (scaled to the method's own plan when measured on its
-    sibling); for a hosted model the ranking answers at their output budgets instead of the
-    simulator's lengths."""
+    """Calls and tokens over `users`: as probed (the prepare step's line at `users`; scaled to the
+    method's own plan when measured on its sibling); for a hosted model the ranking answers at their
+    output budgets instead of the simulator's lengths."""
     usage, output = probed.per_user, probed.per_user.output_tokens
     if context.llm.startswith("openai:"):
         ctx = method_context(method, context)
@@ -95,7 +97,7 @@ def planned_tokens(
             plan.per_user,
             *(v / usage.calls * plan.per_user for v in (usage.input_tokens, usage.output_tokens)),
         )
-    return usage
+    return replace(probed, per_user=usage).for_users(users)
 
 
 def declared_plan(method: str, context: Context, candidates: int) -> CallPlan | None:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agents.backends import describe_backend
 from bench import stats
@@ -22,10 +23,14 @@ from bench.fault_report import fault_table as fault_table  # re-exported: the re
 from bench.fault_report import observed_faults as observed_faults
 from bench.quality_cost import quality_cost, quality_cost_markdown
 from bench.ran_with import ran_with
+from bench.report_plan import plan_block, plan_markdown
 from bench.report_png import HEADLINE
 from bench.report_png import preload_plotting as preload_plotting
 from bench.report_png import write_report_png as write_report_png
 from bench.router_headroom import headroom_markdown
+
+if TYPE_CHECKING:
+    from bench.planned_calls import PlannedCalls
 
 COST_COLUMNS = (
     "llm_attempts",
@@ -65,6 +70,7 @@ def write_metrics(
     failed: dict[str, Any] | None = None,
     candidates: dict[str, Any] | None = None,
     router_headroom: dict[str, Any] | None = None,
+    planned: Sequence[PlannedCalls] | None = None,
 ) -> Path:
     """Write `<out>/metrics.json` in protocol.md's schema (+ the simulator's fault counts).
 
@@ -76,7 +82,8 @@ def write_metrics(
     `quality_cost` is always there: ndcg@5 against calls (and tokens) per user, with the Pareto
     frontier and which cost it is, measured or planned (bench.quality_cost). With `router_headroom`
     (bench.router_headroom: a router in the run) the routers against the best single method and the
-    per-user oracle.
+    per-user oracle. With an LLM backend `planned_vs_measured` (bench.report_plan: `planned`, the
+    probed plan printed before the run, beside what it measured).
     """
     document: dict[str, Any] = {
         "dataset": dataset,
@@ -99,6 +106,8 @@ def write_metrics(
         document["failed"] = failed
     if router_headroom is not None:
         document["router_headroom"] = router_headroom
+    if (block := plan_block(methods, protocol["llm"], planned)) is not None:
+        document["planned_vs_measured"] = block
     path = out / "metrics.json"
     path.write_text(json.dumps(document, indent=2) + "\n")
     return path
@@ -232,18 +241,21 @@ def write_report_md(
     failed: dict[str, Any] | None = None,
     candidates: dict[str, Any] | None = None,
     router_headroom: dict[str, Any] | None = None,
+    planned: Sequence[PlannedCalls] | None = None,
 ) -> Path:
     """Write `<out>/report.md` (with intervals, markers and paired differences when given, the
     fallback warning above the table and the model-share warning under it when a method is above
     its threshold, the method that stopped the run when one `failed`, how `candidates` were made
     and who was eligible, the quality–cost table with its Pareto frontier, and with a router in the
-    run its comparison with the best single method and the per-user oracle)."""
+    run its comparison with the best single method and the per-user oracle; with an LLM backend the
+    calls and tokens planned (`planned`: the probed plan) beside those measured)."""
     block = quality_cost(methods, protocol["llm"])
     parts = (
         comparison_note(comparisons),
         differences_markdown(comparisons),
         quality_cost_markdown(block),
         headroom_markdown(router_headroom),
+        plan_markdown(plan_block(methods, protocol["llm"], planned)),
         degraded_markdown(methods),
     )
     extra = "".join(f"{part}\n\n" for part in parts if part)

@@ -81,7 +81,7 @@ def bench(args: argparse.Namespace) -> int:
     from bench.crash import RunStopped, record_stop
     from bench.eligibility import candidates_block, describe_candidates
     from bench.fallbacks import EXIT_TOO_MANY_FALLBACKS
-    from bench.planned_calls import describe_plan, planned_calls, plans_paid_calls
+    from bench.planned_calls import describe_plan, planned_calls, plans_tokens
     from bench.protocol import check_protocol, plan_cases
     from bench.router_headroom import router_headroom
     from bench.runner import run_benchmark
@@ -124,13 +124,15 @@ def bench(args: argparse.Namespace) -> int:
     contexts = {m: knobs.apply(m, method_context(m, context_from_args(args))) for m in methods}
     for line in dataset_notes(env, contexts):  # e.g. MemRec rules reading a field the data lacks
         print_header(console, escape(line))
-    if plans_paid_calls(args.llm):  # said before a paid backend starts, so the run can be stopped
+    planned = getattr(args, "planned", None)  # `recgraph reproduce` probed this run's plan already
+    if planned is None and plans_tokens(args.llm):  # said before a paid backend starts: it can be stopped
         pending = {m: sum(1 for c in cases if c.user_id not in log.done(m)) for m in methods}
         from bench.cost.probe import probe  # tokens: the prompts of a few users under the loopback sim
 
         probed = probe(methods, cases, protocol, context_from_args(args))
-        rows = planned_calls(methods, pending, context_from_args(args), protocol.candidates, probed)
-        print_header(console, escape(describe_plan(rows, args.llm_retries, args.llm)))
+        planned = planned_calls(methods, pending, context_from_args(args), protocol.candidates, probed)
+    if planned:
+        print_header(console, escape(describe_plan(planned, args.llm_retries, args.llm)))
     trace, project = getattr(args, "trace", False), getattr(args, "langsmith_project", None)
     resumed = {m: len(log.done(m)) for m in methods}
     with (
@@ -166,7 +168,7 @@ def bench(args: argparse.Namespace) -> int:
     comparisons = add_statistics(results, log, cases, reference)  # CIs beside values; vs reference
     check = fallback_check(args, results)
     headroom = router_headroom(per_user_rows(results, log, cases))
-    extras = {"failed": failed, "candidates": candidates, "router_headroom": headroom}
+    extras = {"failed": failed, "candidates": candidates, "router_headroom": headroom, "planned": planned}
     report.write_metrics(out, name, settings, results, server_stats, comparisons, check, **extras)
     report.write_report_md(out, name, settings, results, comparisons, check, **extras)
     plotting.join()

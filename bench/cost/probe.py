@@ -5,6 +5,13 @@ the methods' own builders render for those users; the simulator counts ≈4 char
 (bench/sim_engine.py) as recgraph does wherever a backend reports no usage (agents/usage.py), since
 tiktoken's encodings are not available offline.
 
+A method's prepare step (AMEM4Rec's pool training, MemRec's Stage W, AgentCF's training) does not
+grow like its users: AMEM4Rec's first round of windows meets an empty pool and asks only the
+extractor, every later window also the validator and the evolver. So when the run has more users than
+`GROWTH_USERS`, a method whose prepare step spent tokens is probed a second time on twice the users
+and its prepare cost is the line through the two (`fixed` + users × slope); a run with at most
+`GROWTH_USERS` users is probed on all of them (the plan is then the run under the simulator).
+
 Methods that need a trained planner (`MethodSpec.trained_state`) are not run: their tokens per call
 are those of the method sharing their graph without one (e.g. chainrec_learned from chainrec), times
 their own `llm_calls` plan.
@@ -16,28 +23,41 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
-from bench.cost.measured import Usage, measured_usage
+from bench.cost.measured import ZERO, Usage, measured_usage, prepare_usage
 from bench.protocol import EvalCase, Protocol
 from graphs.registry import METHODS
 from state.context import Context
 
 PROBE_USERS = 5
 """Users the probe ranks per method (spread over the run's users)."""
+GROWTH_USERS = 2 * PROBE_USERS
+"""The second probe's users for a method with a prepare step; a run with at most this many users is
+probed on all of them."""
 
 
 @dataclass(frozen=True)
 class Probed:
-    """One method's measured usage per user, and where it comes from."""
+    """One method's measured usage, and where it comes from: `fixed` + users × `per_user`."""
 
     per_user: Usage
-    """Calls and tokens per user (ranking and prepare) under the simulator."""
+    """Calls and tokens per user: ranking, plus the prepare step's slope."""
     rank_calls: dict[str, float]
     """Ranking requests per user, per agent (to price their outputs at their budgets)."""
     rank_output: float
     """Output tokens per user of the ranking alone (the rest is the prepare hook's)."""
     source: str
     """The method whose run it was measured on (itself, or its untrained sibling)."""
+    fixed: Usage = ZERO
+    """The prepare step's cost that does not follow the users (the line's intercept; may be
+    negative, as AMEM4Rec's first round asks less than later ones)."""
+    users: tuple[int, ...] = ()
+    """The probes' user counts (one, or two when the prepare step was fitted)."""
+
+    def for_users(self, users: int) -> Usage:
+        """The plan for `users`: `fixed` + users × `per_user` (no field below 0)."""
+        return (self.fixed + self.per_user.times(users)).clipped()
 
 
 def sibling(method: str) -> str | None:
@@ -49,7 +69,8 @@ def sibling(method: str) -> str | None:
 
 
 def spread(cases: Sequence[EvalCase], count: int) -> list[EvalCase]:
-    """`count` cases spread evenly over `cases` (all of them when there are fewer)."""
+    """`count` cases spread evenly over `cases` (all of them when there are fewer); the cases of
+    `count` are among those of `2 * count`."""
     if len(cases) <= count:
         return list(cases)
     step = len(cases) / count
@@ -63,16 +84,55 @@ def probe(
     context: Context,
     users: int = PROBE_USERS,
 ) -> dict[str, Probed]:
-    """Every LLM method's usage per user, measured on `users` of `cases` under the simulator."""
-    from bench.runner import run_benchmark
-    from bench.sim_process import SimServer
-    from world.results_log import ResultsLog
-
+    """Every LLM method's usage, measured on `users` of `cases` under the simulator (all of them when
+    there are at most 2 × `users`), and for a method whose prepare step spent tokens again on
+    2 × `users` to fit that step's growth."""
     wanted = [m for m in methods if METHODS[m].kind == "llm"]
     runs = list(dict.fromkeys(s for m in wanted if (s := sibling(m)) is not None))
     if not runs or not cases:
         return {}
-    chosen = spread(cases, users)
+    small = len(cases) <= 2 * users
+    first = spread(cases, len(cases) if small else users)
+    results, agents = _simulate(runs, first, protocol, context)
+    n = len(first)
+    found = {m: _probed(m, results[m], agents[m], n) for m in runs}
+    growing = [m for m in runs if not small and prepare_usage(results[m]).input_tokens > 0]
+    if growing:
+        second = spread(cases, 2 * users)
+        more, more_agents = _simulate(growing, second, protocol, context)
+        for m in growing:
+            found[m] = _fitted(m, (n, results[m]), (len(second), more[m]), more_agents[m])
+    return {m: found[s] for m in wanted if (s := sibling(m)) in found}
+
+
+def _probed(method: str, entry: dict[str, Any], agents: dict[str, float], n: int) -> Probed:
+    """Usage per user of one probe (prepare included)."""
+    return Probed(measured_usage(entry).per(n), agents, entry.get("output_tokens", 0) / n, method, ZERO, (n,))
+
+
+Sample = tuple[int, dict[str, Any]]
+"""One probe of a method: its users and its metrics.json entry."""
+
+
+def _fitted(method: str, small: Sample, large: Sample, agents: dict[str, float]) -> Probed:
+    """The prepare step as the line through the two probes; the ranking per user from the larger."""
+    (n1, entry1), (n2, entry2) = small, large
+    p1, p2 = prepare_usage(entry1), prepare_usage(entry2)
+    slope = (p2 - p1).per(n2 - n1)
+    fixed = p1 - slope.times(n1)
+    rank = (measured_usage(entry2) - p2).per(n2)
+    return Probed(rank + slope, agents, entry2.get("output_tokens", 0) / n2, method, fixed, (n1, n2))
+
+
+def _simulate(
+    methods: Sequence[str], chosen: Sequence[EvalCase], protocol: Protocol, context: Context
+) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, float]]]:
+    """Run `methods` on `chosen` under a fresh simulator in a temporary folder: metrics per method
+    and ranking requests per user per agent."""
+    from bench.runner import run_benchmark
+    from bench.sim_process import SimServer
+    from world.results_log import ResultsLog
+
     sim_protocol = replace(protocol, llm="sim", users=len(chosen))
     with (
         tempfile.TemporaryDirectory(prefix="recgraph-probe-") as folder,
@@ -83,14 +143,9 @@ def probe(
             rec_model="", mem_model="", planner_model="",
         )  # fmt: skip
         log = ResultsLog(Path(folder) / "results.jsonl", sim_protocol.as_dict())
-        results = run_benchmark(runs, chosen, sim_protocol, log, 4, sim)
-        agents = {m: _agent_calls(log, m, len(chosen)) for m in runs}
-    n = len(chosen)
-    found = {
-        m: Probed(measured_usage(results[m]).per(n), agents[m], results[m].get("output_tokens", 0) / n, m)
-        for m in runs
-    }
-    return {m: found[s] for m in wanted if (s := sibling(m)) in found}
+        results = run_benchmark(list(methods), list(chosen), sim_protocol, log, 4, sim)
+        agents = {m: _agent_calls(log, m, len(chosen)) for m in methods}
+    return results, agents
 
 
 def _agent_calls(log: object, method: str, users: int) -> dict[str, float]:

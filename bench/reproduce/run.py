@@ -120,8 +120,11 @@ def _run(
         if not run.methods:
             continue
         say(f"{paper.name}: scenario {run.scenario}, methods {', '.join(run.methods)}")
+        options = bench_args(args, paper, run, out)
+        if rows:  # the scenario's report shows this plan beside what it measured; bench probes no more
+            options.planned = [row for scenario, row in rows if scenario == run.scenario]
         try:
-            code = bench(bench_args(args, paper, run, out))
+            code = bench(options)
         except ProtocolError as error:  # e.g. no user of this dataset qualifies for the scenario
             header.append(f"scenario {run.scenario} not run: {error}")
             say(header[-1])
