@@ -61,14 +61,18 @@ def method_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     errors: dict[str, int] = {}
     repair_kinds: dict[str, int] = {}
     agents: dict[str, dict[str, Any]] = {}
+    truncated: dict[str, int] = {}
     for record in ordered:
         add_counts(errors, record["usage"]["errors"])
         add_counts(repair_kinds, record["usage"]["repair_kinds"])
+        add_counts(truncated, record.get("truncated") or {})
         for agent, row in record["agents"].items():
             add_counts(agents.setdefault(agent, {}), {k: v for k, v in row.items() if k in AGENT_COUNTS})
     summary["errors"] = errors
     summary["repair_kinds"] = repair_kinds
     summary["agents"] = agents
+    # Answers cut off at their output budget, per agent (their total is errors["truncated"]).
+    summary["truncated_by_agent"] = dict(sorted(truncated.items()))
     degraded = list(dict.fromkeys(entry for r in ordered for entry in r.get("degraded", [])))
     if degraded:  # features switched off for lack of a dataset field (state/degraded.py)
         summary["degraded"] = degraded

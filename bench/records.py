@@ -68,13 +68,3 @@ def result_record(
     if output.get("degraded"):
         record["degraded"] = list(output["degraded"])
     return record
-
-
-def truncation_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """metrics.json's count of answers cut off at their output budget over one method's records:
-    `truncated_answers` (every truncated answer, retried or not) and `truncated_by_agent`."""
-    by_agent: dict[str, int] = {}
-    for record in records:
-        for agent, count in (record.get("truncated") or {}).items():
-            by_agent[agent] = by_agent.get(agent, 0) + int(count)
-    return {"truncated_answers": sum(by_agent.values()), "truncated_by_agent": dict(sorted(by_agent.items()))}

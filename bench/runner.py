@@ -19,7 +19,7 @@ from bench.method_summary import method_metrics
 from bench.planned_calls import call_plan_entry
 from bench.preload import start_preloads, wait_preload
 from bench.protocol import EvalCase, Protocol, evaluation_context
-from bench.records import result_record, truncation_summary
+from bench.records import result_record
 from bench.tracing import BenchTracing
 from graphs.concurrency import run_concurrently
 from graphs.hooks import Prepared, PrepareRequest
@@ -274,7 +274,6 @@ def _run_methods(
             phases.end_all()
         records = [r for u, r in log.done(method).items() if u in wanted]
         results[method] = method_metrics(records)
-        results[method].update(truncation_summary(records))
         results[method].update(prepared.metrics)
         results[method]["settings"] = own_settings(prepared.context)
         if given:

@@ -13,8 +13,9 @@ from agents.base import AgentTask, run_agent
 from agents.output_budget import BUDGETS, budget_of, listed_entries, output_budget
 from agents.ranking import ranking_json_schema, repair_ranking
 from agents.validation import constrained_schema
+from bench.method_summary import method_metrics
 from bench.protocol import EvalCase
-from bench.records import result_record, truncation_summary
+from bench.records import result_record
 from recgraph.cli import main
 from state.context import Context
 from state.schemas import RankedList
@@ -124,8 +125,10 @@ def test_each_request_is_made_with_its_agent_s_budget_and_a_truncated_answer_is_
     assert record["truncated"] == {"vanilla_llm_ranker": 1}
     clean = result_record("vanilla_llm", case, {"ranking": CANDIDATES, "usage": []}, 0.1)
     assert "truncated" not in clean
-    summary = truncation_summary([record, clean, record])
-    assert summary == {"truncated_answers": 2, "truncated_by_agent": {"vanilla_llm_ranker": 2}}
+    summary = method_metrics([record, clean, {**record, "user_id": "u3"}])
+    assert summary["truncated_by_agent"] == {"vanilla_llm_ranker": 2}
+    assert summary["errors"] == {"truncated": 2}
+    assert "truncated_answers" not in summary
 
 
 def test_flat_budget_reaches_the_request(monkeypatch) -> None:
@@ -141,10 +144,11 @@ def test_truncated_answers_from_the_simulator_reach_metrics_json(tmp_path: Path)
     args = ["bench", "--methods", "vanilla_llm", "--users", "6", "--llm", "sim", "--out", str(out)]
     assert main([*args, "--faults", "0.5", "--fault-kinds", "truncated", "--fallback-fail", "1"]) == 0
     row = json.loads((out / "metrics.json").read_text())["methods"]["vanilla_llm"]
-    assert row["truncated_answers"] == row["errors"]["truncated"] > 0
-    assert row["truncated_by_agent"] == {"vanilla_llm_ranker": row["truncated_answers"]}
+    assert row["errors"]["truncated"] > 0 and "truncated_answers" not in row
+    assert row["truncated_by_agent"] == {"vanilla_llm_ranker": row["errors"]["truncated"]}
     lines = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
-    assert sum(r.get("truncated", {}).get("vanilla_llm_ranker", 0) for r in lines) == row["truncated_answers"]
+    per_user = [r.get("truncated", {}).get("vanilla_llm_ranker", 0) for r in lines]
+    assert sum(per_user) == row["errors"]["truncated"]
 
 
 def test_every_agent_in_the_code_has_a_budget_entry_or_is_named_as_taking_the_floor() -> None:
