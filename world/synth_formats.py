@@ -40,7 +40,7 @@ RATING_SHARES = (0.05, 0.06, 0.14, 0.3, 0.45)
 """Share of 1..5-star ratings."""
 MIND_CLICKS = 4
 """Clicks of each user written as impressions (the rest of the sequence is the history column)."""
-MIND_NEGATIVES = (10, 24)
+MIND_NEGATIVES = (19, 36)
 """Range of skipped news shown in each impression."""
 MIND_START = datetime(2019, 11, 9, tzinfo=UTC).timestamp()
 
