@@ -40,8 +40,6 @@ class PlannedCalls:
     """Its declared requests per user (None: an LLM method that declares none)."""
     tokens: Usage | None = None
     """Planned calls and tokens over those users (None: not probed)."""
-    source: str = ""
-    """The method the tokens were measured on, when not this one (a trained planner's sibling)."""
 
     @property
     def total(self) -> int:
@@ -72,18 +70,14 @@ def planned_calls(
             continue
         plan = declared_plan(method, context, candidates)
         found = (probed or {}).get(method)
-        tokens = planned_tokens(method, found, plan, context, candidates, pending[method]) if found else None
-        source = found.source if found and found.source != method else ""
-        rows.append(PlannedCalls(method, pending[method], plan, tokens, source))
+        tokens = planned_tokens(method, found, context, candidates, pending[method]) if found else None
+        rows.append(PlannedCalls(method, pending[method], plan, tokens))
     return rows
 
 
-def planned_tokens(
-    method: str, probed: Probed, plan: CallPlan | None, context: Context, candidates: int, users: int
-) -> Usage:
-    """Calls and tokens over `users`: as probed (the prepare step's line at `users`; scaled to the
-    method's own plan when measured on its sibling); for a hosted model the ranking answers at their
-    output budgets instead of the simulator's lengths."""
+def planned_tokens(method: str, probed: Probed, context: Context, candidates: int, users: int) -> Usage:
+    """Calls and tokens over `users`: as probed (the prepare step's line at `users`); for a hosted
+    model the ranking answers at their output budgets instead of the simulator's lengths."""
     usage, output = probed.per_user, probed.per_user.output_tokens
     if context.llm.startswith("openai:"):
         ctx = method_context(method, context)
@@ -92,11 +86,6 @@ def planned_tokens(
         )
         output = output - probed.rank_output + budgets
     usage = Usage(usage.calls, usage.input_tokens, output)
-    if probed.source != method and plan and usage.calls:
-        usage = Usage(
-            plan.per_user,
-            *(v / usage.calls * plan.per_user for v in (usage.input_tokens, usage.output_tokens)),
-        )
     return replace(probed, per_user=usage).for_users(users)
 
 
@@ -130,10 +119,7 @@ def _tokens_text(row: PlannedCalls, llm: str) -> str:
     money = (
         f", ${cost:,.2f}" if cost is not None else (", price unknown" if llm.startswith("openai:") else "")
     )
-    via = f" (per call as {row.source})" if row.source else ""
-    return (
-        f"; {row.tokens.input_tokens:,.0f} input + {row.tokens.output_tokens:,.0f} output tokens{money}{via}"
-    )
+    return f"; {row.tokens.input_tokens:,.0f} input + {row.tokens.output_tokens:,.0f} output tokens{money}"
 
 
 def describe_plan(rows: Sequence[PlannedCalls], retries: int, llm: str = "") -> str:

@@ -90,7 +90,7 @@ def test_prepare_growth_is_the_line_through_two_probes() -> None:
         ranking = {"llm_calls": users, "input_tokens": 100 * users, "output_tokens": 5 * users}
         return {**ranking, "training": training}
 
-    probed = _fitted("amem4rec", (5, entry(5, 20, 2000)), (10, entry(10, 60, 6000)), {"rec": 1.0})
+    probed = _fitted((5, entry(5, 20, 2000)), (10, entry(10, 60, 6000)), {"rec": 1.0})
     assert (probed.per_user.calls, probed.per_user.input_tokens) == (9, 900)
     assert (probed.fixed.calls, probed.fixed.input_tokens, probed.fixed.output_tokens) == (-20, -2000, -200)
     planned = probed.for_users(20)

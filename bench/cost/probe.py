@@ -12,9 +12,10 @@ extractor, every later window also the validator and the evolver. So when the ru
 and its prepare cost is the line through the two (`fixed` + users × slope); a run with at most
 `GROWTH_USERS` users is probed on all of them (the plan is then the run under the simulator).
 
-Methods that need a trained planner (`MethodSpec.trained_state`) are not run: their tokens per call
-are those of the method sharing their graph without one (e.g. chainrec_learned from chainrec), times
-their own `llm_calls` plan.
+Methods that need a trained planner (`MethodSpec.trained_state`: chainrec_learned, chainrec_sft) are
+probed as they are: their prepare step finds or trains the checkpoint in the dataset's cache (on the
+heuristic tool answers whatever the backend: graphs/chainrec/learned.py), which the run then finds,
+so the calls counted are those the trained planner routes (it stops well before its step budget).
 """
 
 from __future__ import annotations
@@ -47,8 +48,6 @@ class Probed:
     """Ranking requests per user, per agent (to price their outputs at their budgets)."""
     rank_output: float
     """Output tokens per user of the ranking alone (the rest is the prepare hook's)."""
-    source: str
-    """The method whose run it was measured on (itself, or its untrained sibling)."""
     fixed: Usage = ZERO
     """The prepare step's cost that does not follow the users (the line's intercept; may be
     negative, as AMEM4Rec's first round asks less than later ones)."""
@@ -58,14 +57,6 @@ class Probed:
     def for_users(self, users: int) -> Usage:
         """The plan for `users`: `fixed` + users × `per_user` (no field below 0)."""
         return (self.fixed + self.per_user.times(users)).clipped()
-
-
-def sibling(method: str) -> str | None:
-    """For a method that needs a trained planner, the method sharing its graph without one."""
-    spec = METHODS[method]
-    if not spec.trained_state:
-        return method
-    return next((m for m, s in METHODS.items() if s.graph == spec.graph and not s.trained_state), None)
 
 
 def spread(cases: Sequence[EvalCase], count: int) -> list[EvalCase]:
@@ -88,40 +79,40 @@ def probe(
     there are at most 2 × `users`), and for a method whose prepare step spent tokens again on
     2 × `users` to fit that step's growth."""
     wanted = [m for m in methods if METHODS[m].kind == "llm"]
-    runs = list(dict.fromkeys(s for m in wanted if (s := sibling(m)) is not None))
+    runs = wanted
     if not runs or not cases:
         return {}
     small = len(cases) <= 2 * users
     first = spread(cases, len(cases) if small else users)
     results, agents = _simulate(runs, first, protocol, context)
     n = len(first)
-    found = {m: _probed(m, results[m], agents[m], n) for m in runs}
+    found = {m: _probed(results[m], agents[m], n) for m in runs}
     growing = [m for m in runs if not small and prepare_usage(results[m]).input_tokens > 0]
     if growing:
         second = spread(cases, 2 * users)
         more, more_agents = _simulate(growing, second, protocol, context)
         for m in growing:
-            found[m] = _fitted(m, (n, results[m]), (len(second), more[m]), more_agents[m])
-    return {m: found[s] for m in wanted if (s := sibling(m)) in found}
+            found[m] = _fitted((n, results[m]), (len(second), more[m]), more_agents[m])
+    return found
 
 
-def _probed(method: str, entry: dict[str, Any], agents: dict[str, float], n: int) -> Probed:
+def _probed(entry: dict[str, Any], agents: dict[str, float], n: int) -> Probed:
     """Usage per user of one probe (prepare included)."""
-    return Probed(measured_usage(entry).per(n), agents, entry.get("output_tokens", 0) / n, method, ZERO, (n,))
+    return Probed(measured_usage(entry).per(n), agents, entry.get("output_tokens", 0) / n, ZERO, (n,))
 
 
 Sample = tuple[int, dict[str, Any]]
 """One probe of a method: its users and its metrics.json entry."""
 
 
-def _fitted(method: str, small: Sample, large: Sample, agents: dict[str, float]) -> Probed:
+def _fitted(small: Sample, large: Sample, agents: dict[str, float]) -> Probed:
     """The prepare step as the line through the two probes; the ranking per user from the larger."""
     (n1, entry1), (n2, entry2) = small, large
     p1, p2 = prepare_usage(entry1), prepare_usage(entry2)
     slope = (p2 - p1).per(n2 - n1)
     fixed = p1 - slope.times(n1)
     rank = (measured_usage(entry2) - p2).per(n2)
-    return Probed(rank + slope, agents, entry2.get("output_tokens", 0) / n2, method, fixed, (n1, n2))
+    return Probed(rank + slope, agents, entry2.get("output_tokens", 0) / n2, fixed, (n1, n2))
 
 
 def _simulate(
