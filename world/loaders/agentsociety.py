@@ -9,41 +9,54 @@ Files in `folder`, one JSON object a line (a single JSON array is accepted too):
   `hours`, `attributes`; Amazon `details`, `features`, category paths) is kept in its own shape in
   `Item.structured` (world/loaders/agentsociety_fields.py), except media URLs (`images`, `videos`).
   Yelp `hours` must be an object of day -> "H:M-H:M" (or null).
-- `user.json` (optional): `user_id` and scalar attributes (`friends` is dropped).
-- `review.json`: `user_id`, `item_id`, `stars` (or `rating`), `text` (or `review_text`) and a
-  time, the first of `date` (ISO like Yelp's "2018-07-07 22:09:11", or Goodreads' "Sun Jul 30
-  07:44:10 -0700 2017"), `timestamp` (epoch s or ms, Amazon), `date_added`; naive times are
-  UTC. No time in any review: file order, `has_time=False`; only some dated: an error.
+- `user.json` (optional): `user_id` and scalar attributes (`friends` is dropped), kept for the
+  users that have a review or a task.
+- `review.json`: world/loaders/agentsociety_reviews.py (each review an interaction; review texts
+  kept for a bounded sample per item and for the users the tasks evaluate).
 - Tasks (optional; world/loaders/agentsociety_tasks.py): each fixes its user's split and
   candidate pool; a task's `loc` (other than [-1, -1]) becomes the user's `latitude`/`longitude`
   attributes unless user.json gives them.
+
+Every file may be gzipped and is streamed (world/loaders/agentsociety_json.py), so memory follows
+what is kept: the catalog with lists cut to `STRUCTURED_ENTRIES` entries and descriptions to
+`DESCRIPTION_CHARS`, ids, category names, attribute names and short values interned (one string
+for "Restaurants" or "to-read" however many items name it), and the interactions.
 """
 
 from __future__ import annotations
 
-import re
-from datetime import UTC, datetime
+import sys
 from pathlib import Path
 from typing import Any
 
-from world.data import Dataset, Interaction, Item
+from world.data import Dataset, Item
 from world.errors import DataFormatError
 from world.loaders.agentsociety_fields import flat_categories, hours_problem
 from world.loaders.agentsociety_json import read_json_records, required_id
-from world.loaders.agentsociety_tasks import find_tasks, load_tasks
+from world.loaders.agentsociety_reviews import load_reviews, parse_time
+from world.loaders.agentsociety_tasks import find_tasks, read_tasks, task_splits
+from world.loaders.amazon_records import text_of
 from world.loaders.text import clean_title
 
+__all__ = ["load_agentsociety", "load_items", "load_users", "parse_time"]
+
 TITLE_FIELDS = ("title", "name", "title_without_series")
-TIME_FIELDS = ("date", "timestamp", "date_added")
-RATING_FIELDS = ("stars", "rating")
-TEXT_FIELDS = ("text", "review_text")
 ITEM_USED = {"item_id", *TITLE_FIELDS, "categories", "description", "publication_year"}
 MEDIA_FIELDS = {"images", "videos"}
 """Amazon's image and video URL objects: nothing a tool reads, so not kept."""
 USER_SKIPPED = {"user_id", "friends"}
-DATE_FORMATS = ("%a %b %d %H:%M:%S %z %Y", "%Y/%m/%d %H:%M:%S", "%m/%d/%Y")
-MILLISECONDS_ABOVE = 1e11
-"""Epoch numbers above this are milliseconds (1e11 seconds is the year 5138)."""
+STRUCTURED_ENTRIES = 30
+"""Entries kept of each list in `Item.structured`, at every depth (the first ones: Goodreads sorts
+`popular_shelves` by count); the ChainRec tools show 20."""
+DESCRIPTION_CHARS = 2000
+"""Longest item description kept (cut at a word boundary); the tools show 300."""
+INTERN_CHARS = 64
+"""Strings up to this long in attributes and structured fields are interned."""
+
+
+def _shared(text: str) -> str:
+    """`text` interned when short (names and values many records repeat)."""
+    return sys.intern(text) if len(text) <= INTERN_CHARS else text
 
 
 def _scalars(record: dict[str, Any], skipped: set[str]) -> dict[str, str]:
@@ -53,12 +66,23 @@ def _scalars(record: dict[str, Any], skipped: set[str]) -> dict[str, str]:
         for key, value in record.items()
         if key not in skipped and value is not None and not isinstance(value, list | dict)
     }
-    return {key: text for key, text in texts.items() if text}
+    return {sys.intern(key): _shared(text) for key, text in texts.items() if text}
+
+
+def _compact(value: Any) -> Any:
+    """`value` with every list cut to `STRUCTURED_ENTRIES` and its keys and short strings shared."""
+    if isinstance(value, str):
+        return _shared(value)
+    if isinstance(value, list):
+        return [_compact(entry) for entry in value[:STRUCTURED_ENTRIES]]
+    if isinstance(value, dict):
+        return {_shared(str(key)): _compact(entry) for key, entry in value.items()}
+    return value
 
 
 def _structured(path: Path, line: int, record: dict[str, Any]) -> dict[str, Any]:
     """Every non-empty list and object field in its own shape (category paths when `categories`
-    nests lists); Yelp `hours` checked."""
+    nests lists), bounded by `_compact`; Yelp `hours` checked."""
     if problem := hours_problem(record.get("hours")):
         raise DataFormatError(path, line, problem)
     kept = {
@@ -69,32 +93,26 @@ def _structured(path: Path, line: int, record: dict[str, Any]) -> dict[str, Any]
     categories = record.get("categories")
     if isinstance(categories, list) and any(isinstance(c, list) for c in categories):
         kept["categories"] = categories
-    return kept
-
-
-def _description(value: Any) -> str | None:
-    if isinstance(value, list):
-        value = " ".join(str(v).strip() for v in value if isinstance(v, str | int | float))
-    return (value.strip() or None) if isinstance(value, str) else None
+    return {sys.intern(key): _compact(value) for key, value in kept.items()}
 
 
 def load_items(path: Path) -> dict[str, Item]:
     """Read `item.json` into the catalog."""
     items: dict[str, Item] = {}
     for line, record in read_json_records(path):
-        item_id = required_id(path, line, record, "item_id")
+        item_id = sys.intern(required_id(path, line, record, "item_id"))
         if item_id in items:
             raise DataFormatError(path, line, f"duplicate item id {item_id!r}")
         titles = (record.get(f) for f in TITLE_FIELDS)
         title = next((clean_title(str(t)) for t in titles if t is not None and clean_title(str(t))), "")
         attributes = _scalars(record, ITEM_USED)
         if record.get("publication_year") not in (None, "") and "year" not in attributes:
-            attributes["year"] = str(record["publication_year"])
+            attributes["year"] = _shared(str(record["publication_year"]))
         items[item_id] = Item(
             id=item_id,
             title=title or f"item {item_id}",
-            categories=flat_categories(record.get("categories")),
-            description=_description(record.get("description")),
+            categories=tuple(_shared(name) for name in flat_categories(record.get("categories"))),
+            description=text_of(record.get("description"), DESCRIPTION_CHARS) or None,
             attributes=attributes,
             structured=_structured(path, line, record),
         )
@@ -103,76 +121,25 @@ def load_items(path: Path) -> dict[str, Item]:
     return items
 
 
-def load_users(path: Path) -> dict[str, dict[str, str]]:
-    """Read an optional `user.json` into attributes by user id."""
-    records = read_json_records(path) if path.is_file() else iter(())
-    return {required_id(path, n, r, "user_id"): _scalars(r, USER_SKIPPED) for n, r in records}
-
-
-def parse_time(raw: Any) -> float | None:
-    """Epoch seconds from an epoch number (s or ms) or a date string; None when neither."""
-    if isinstance(raw, str) and re.fullmatch(r"\d+(\.\d+)?", raw.strip()):
-        raw = float(raw)
-    if isinstance(raw, int | float) and not isinstance(raw, bool):
-        return raw / 1000 if raw > MILLISECONDS_ABOVE else float(raw)
-    if not isinstance(raw, str):
-        return None
-    for form in (None, *DATE_FORMATS):
-        try:
-            moment = datetime.fromisoformat(raw) if form is None else datetime.strptime(raw, form)
-        except ValueError:
-            continue
-        return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
-    return None
-
-
-def _rating(path: Path, line: int, record: dict[str, Any]) -> float | None:
-    for field in RATING_FIELDS:
-        value = record.get(field)
-        if value is None or value == "":
-            continue
-        try:
-            return float(value if not isinstance(value, bool) else "")
-        except (TypeError, ValueError):
-            problem = f"field {field!r} is not a number: {value!r}"
-            raise DataFormatError(path, line, problem) from None
-    return None
-
-
-def load_reviews(path: Path, items: dict[str, Item]) -> tuple[list[Interaction], bool]:
-    """Read `review.json`; returns the interactions and whether they carry real times."""
-    interactions: list[Interaction] = []
-    undated: list[int] = []
-    for line, record in read_json_records(path):
+def load_users(path: Path, known: set[str] | None = None) -> dict[str, dict[str, str]]:
+    """Read an optional `user.json` into attributes by user id (only the `known` users when given)."""
+    users: dict[str, dict[str, str]] = {}
+    for line, record in read_json_records(path) if path.is_file() else ():
         user = required_id(path, line, record, "user_id")
-        item = required_id(path, line, record, "item_id")
-        if item not in items:
-            raise DataFormatError(path, line, f"review refers to unknown item {item!r}")
-        field = next((f for f in TIME_FIELDS if record.get(f) not in (None, "")), None)
-        stamp = parse_time(record[field]) if field else float(len(interactions))
-        if stamp is None:
-            raise DataFormatError(path, line, f"field {field!r} is not a date: {record[field]!r}")
-        if not field:
-            undated.append(line)
-        text = next((record[f] for f in TEXT_FIELDS if isinstance(record.get(f), str)), "")
-        review = Interaction(user, item, stamp, _rating(path, line, record), text.strip() or None)
-        interactions.append(review)
-    if not interactions:
-        raise DataFormatError(path, None, "no reviews")
-    if undated and len(undated) < len(interactions):
-        fields = ", ".join(repr(f) for f in TIME_FIELDS)
-        problem = f"review has no time ({fields}) while others have one"
-        raise DataFormatError(path, undated[0], problem)
-    return interactions, not undated
+        if known is None or user in known:
+            users[sys.intern(user)] = _scalars(record, USER_SKIPPED)
+    return users
 
 
 def load_agentsociety(folder: Path, name: str | None = None) -> Dataset:
     """Load an AgentSociety / AgentRecBench folder (see the module docstring) into a `Dataset`."""
     items = load_items(folder / "item.json")
-    interactions, has_time = load_reviews(folder / "review.json", items)
-    users = load_users(folder / "user.json")
     pairs = find_tasks(folder)
-    presplit, places = load_tasks(pairs, items, interactions) if pairs else (None, {})
+    tasks = read_tasks(pairs, items) if pairs else []
+    evaluated = {task.user for task in tasks}
+    interactions, has_time = load_reviews(folder / "review.json", items, evaluated)
+    users = load_users(folder / "user.json", {event.user_id for event in interactions} | evaluated)
+    presplit, places = task_splits(tasks, interactions) if tasks else (None, {})
     for user, (latitude, longitude) in places.items():
         own = users.setdefault(user, {})
         if "latitude" not in own and "longitude" not in own:

@@ -12,7 +12,9 @@ for one user is an error.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +36,7 @@ def find_tasks(folder: Path) -> list[tuple[Path, Path]]:
     return []
 
 
-def _pool(task_path: Path, text: str, task: dict[str, Any], items: dict[str, Item]) -> tuple[str, ...]:
+def _pool(task_path: Path, text: str, task: dict[str, Any], items: Mapping[str, Item]) -> tuple[str, ...]:
     """The task's candidate list, checked against the catalog."""
     raw = task.get("candidate_list")
     ids = raw if isinstance(raw, list) else ()
@@ -72,7 +74,7 @@ def _location(task_path: Path, text: str, task: dict[str, Any]) -> tuple[float, 
 
 
 def read_pair(
-    task_path: Path, truth_path: Path, items: dict[str, Item]
+    task_path: Path, truth_path: Path, items: Mapping[str, Item]
 ) -> tuple[str, tuple[str, ...], str, tuple[float, float] | None]:
     """One task and its ground truth: the user, the candidate pool, the target and the user's place."""
     task, text = read_object(task_path)
@@ -90,23 +92,46 @@ def read_pair(
     return user, pool, target, place
 
 
-def load_tasks(
-    pairs: list[tuple[Path, Path]], items: dict[str, Item], interactions: list[Interaction]
-) -> tuple[dict[str, PresplitUser], dict[str, tuple[float, float]]]:
-    """Each task user's fixed split and candidates, and where the tasks place their users."""
-    by_user: dict[str, list[Interaction]] = defaultdict(list)
-    for event in interactions:
-        by_user[event.user_id].append(event)
-    presplit: dict[str, PresplitUser] = {}
-    places: dict[str, tuple[float, float]] = {}
+@dataclass(frozen=True)
+class Task:
+    """One recommendation task with its ground truth, checked against the catalog."""
+
+    user: str
+    """The user the task evaluates."""
+    candidates: tuple[str, ...]
+    """The task's candidate pool, as given."""
+    target: str
+    """The ground-truth item."""
+    place: tuple[float, float] | None
+    """Where the task places the user (latitude, longitude), None when nowhere."""
+
+
+def read_tasks(pairs: list[tuple[Path, Path]], items: Mapping[str, Item]) -> list[Task]:
+    """Every task of `pairs`, checked (read before the reviews, so they know whose texts to keep)."""
+    tasks: dict[str, Task] = {}
     for task_path, truth_path in pairs:
         user, pool, target, place = read_pair(task_path, truth_path, items)
-        if user in presplit:
+        if user in tasks:
             line = line_of(task_path.read_text(encoding="utf-8-sig"), "user_id")
             raise DataFormatError(task_path, line, f"user {user!r} already has a task")
-        ordered = sorted(by_user.get(user, []), key=lambda event: event.timestamp)
-        seen = [event.item_id for event in ordered if event.item_id != target]
-        presplit[user] = PresplitUser(tuple(seen[:-1]), seen[-1] if seen else None, target, pool)
-        if place is not None:
-            places[user] = place
+        tasks[user] = Task(sys.intern(user), pool, target, place)
+    return list(tasks.values())
+
+
+def task_splits(
+    tasks: list[Task], interactions: list[Interaction]
+) -> tuple[dict[str, PresplitUser], dict[str, tuple[float, float]]]:
+    """Each task user's fixed split and candidates, and where the tasks place their users."""
+    by_user: dict[str, list[Interaction]] = {task.user: [] for task in tasks}
+    for event in interactions:
+        if event.user_id in by_user:
+            by_user[event.user_id].append(event)
+    presplit: dict[str, PresplitUser] = {}
+    for task in tasks:
+        ordered = sorted(by_user[task.user], key=lambda event: event.timestamp)
+        seen = [event.item_id for event in ordered if event.item_id != task.target]
+        presplit[task.user] = PresplitUser(
+            tuple(seen[:-1]), seen[-1] if seen else None, task.target, task.candidates
+        )
+    places = {task.user: task.place for task in tasks if task.place is not None}
     return presplit, places
