@@ -95,3 +95,29 @@ def test_sim_bench_report_shows_declared_beside_measured(shared_data: Path, tmp_
     assert block["vanilla_llm"]["measured"]["input_tokens"] == measured["input_tokens"] > 0
     row = f"| vanilla_llm | 3 | 3 | — | {measured['llm_calls']:,.0f} | — | {measured['input_tokens']:,.0f} |"
     assert row in (out / "report.md").read_text()
+
+
+def test_hosted_bench_report_shows_planned_beside_measured(shared_data: Path, tmp_path: Path) -> None:
+    """A hosted model (an OpenAI-compatible endpoint: here the loopback simulator) gets its plan probed
+    before the run, and report.md puts it beside what the run measured."""
+    from bench.sim_process import SimServer
+
+    out = tmp_path / "hosted"
+    dataset = str(shared_data / "CDs-100-user-dense")
+    argv = ["bench", "--dataset", dataset, "--methods", "vanilla_llm", "--users", "3"]
+    with SimServer(seed=0) as server:
+        argv += ["--llm", "openai:gpt-4o-mini", "--base-url", server.base_url, "--out", str(out)]
+        assert main(argv) == 0
+    row = json.loads((out / "metrics.json").read_text())["planned_vs_measured"]["vanilla_llm"]
+    planned, measured = row["planned"], row["measured"]
+    assert planned["calls"] == measured["calls"] == 3
+    assert measured["input_tokens"] == pytest.approx(planned["input_tokens"], rel=0.15)  # same prompts
+    assert planned["output_tokens"] >= measured["output_tokens"]  # answers planned at their budgets
+    assert planned["usd"] == pytest.approx(
+        (planned["input_tokens"] * 0.15 + planned["output_tokens"] * 0.6) / 1e6
+    )
+    text = (out / "report.md").read_text()
+    assert (
+        f"| vanilla_llm | 3 | 3 | 3 | 3 | {planned['input_tokens']:,.0f} | {measured['input_tokens']:,.0f} |"
+        in text
+    )

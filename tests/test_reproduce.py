@@ -111,3 +111,22 @@ def test_missing_rows_are_marked_not_dropped(shared_data: Path, tmp_path: Path) 
         assert rows["AgentCF"]["status"].startswith("not in recgraph")
     assert rows["MemRec"]["status"] == "" and rows["MemRec"]["cells"][0]["ours"] is not None
     assert "| P5 | — | 0.2192 | not in recgraph |" in (out / "reproduce.md").read_text()
+
+
+def test_row_notes_are_shown_under_their_table() -> None:
+    from bench.reproduce.table import table_cells, table_markdown
+
+    table = next(t for t in load_paper("chainrec").tables if t.id == "Table 4")
+    assert [r.row for r in table.rows] == ["Best Agentic RS", "ChainRec", "w/o GEO-CONTEXT"]
+    assert next(r for r in table.rows if r.method == "chainrec_no_geo").values == (
+        23.7,
+        10.3,
+        11.7,
+        12.7,
+        12.3,
+    )
+    text = table_markdown(table, table_cells(table, {}, "yelp_town"), "yelp_town")
+    assert "same dataset" in text
+    assert (
+        "- w/o GEO-CONTEXT (chainrec_no_geo): recgraph's chainrec_no_geo plans with the rule planner" in text
+    )

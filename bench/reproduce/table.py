@@ -92,6 +92,9 @@ def table_markdown(table: Table, rows: list[dict[str, Any]], dataset: str) -> st
             shown = " | ".join(f"{p:g} | {o}" for p, o in cells)
             lines.append(f"| {row['row']} | {method} | {shown} |")
         parts.append("\n".join(lines) + "\n")
+    notes = [f"- {row['row']} ({row['method']}): {row['note']}" for row in rows if row["note"]]
+    if notes:  # how a mapped method differs from the paper's
+        parts.append("\n".join(notes) + "\n")
     return "\n".join(parts)
 
 
