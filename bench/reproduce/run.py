@@ -145,5 +145,7 @@ def _run(
     out.mkdir(parents=True, exist_ok=True)
     (out / "reproduce.md").write_text(text)
     (out / "reproduce.json").write_text(json.dumps(document, indent=1) + "\n")
+    if costs:  # planned beside measured, on the console too
+        say(cost_markdown(costs).strip())
     say(f"wrote {out}/reproduce.md, reproduce.json")
     return worst
