@@ -83,6 +83,12 @@ BUDGETS: Mapping[str, Budget] = {
     "chainrec_cot_trace": Budget(
         1500, why="a mined reasoning trace (what `recgraph chainrec mine` asked for)"
     ),
+    # AgentCF (no output lengths in the paper: its memories' bounds, agentcf_user_chars/_item_chars)
+    "user_agent": Budget(
+        150, 20, why="the ranked ids and a reason; its two-item choice (an id and a sentence) fits the base"
+    ),
+    "user_reflection": Budget(512, why="one self-description of at most 1,100 characters (~280 tokens)"),
+    "item_reflection": Budget(512, why="two item descriptions of at most 320 characters each"),
 }
 """Agent (node) name -> budget. Agents not named here get `BASELINE_RANKER` when their name ends in
 `_ranker` (the single-call LLM baselines' `<method>_ranker`), else `DEFAULT`."""
