@@ -33,7 +33,9 @@ from world.errors import RecgraphError
 if TYPE_CHECKING:  # LangGraph is imported when a graph is first asked for: `recgraph --help` never needs it
     from langgraph.graph.state import CompiledStateGraph
 
-METHOD_PACKAGES: tuple[str, ...] = ("baselines", "arag", "memrec", "amem4rec", "chainrec", "router", "agentcf")
+METHOD_PACKAGES: tuple[str, ...] = (
+    "baselines", "arag", "memrec", "amem4rec", "chainrec", "router", "agentcf",
+)  # fmt: skip
 """The method families' rooms under `graphs/`, in the order `all` runs their methods."""
 
 

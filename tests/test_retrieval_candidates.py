@@ -128,3 +128,18 @@ def test_every_retrieve_mode_goes_through_the_one_recall_stage(tiny: Environment
     assert recall_from_catalog(tiny, ctx, "u1", history, 2) == ["2", "5"]
     assert retrieve_candidates(tiny, history, 2) == retrieve_candidates(tiny, history, 2, "u1") == ["2", "5"]
     assert recall_set(tiny, *user_split(tiny, "u1", history), 2, set(history)) == ["2", "5"]
+
+
+@pytest.mark.parametrize("method", ["vanilla_llm", "chainrec"])
+def test_retrieve_mode_splits_the_session_by_time_like_arag(method: str) -> None:
+    """ml-100k user 10's last session (24 h gap) is shorter than the last 5 items, so a retrieve
+    mode that split by position would recall 9 of its 10 items differently."""
+    from graphs.registry import get_graph
+    from state.context import Context
+
+    env = get_environment("ml-100k")
+    history = env.history("10")
+    by_time = retrieve_candidates(env, history, 10, "10")
+    assert by_time != retrieve_candidates(env, history, 10)  # the two splits recall differently here
+    output = get_graph(method).invoke({"user_id": "10", "retrieve_mode": True}, context=Context(top_k=10))
+    assert sorted(output["ranking"]) == sorted(by_time)

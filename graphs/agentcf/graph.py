@@ -48,7 +48,7 @@ def gather(state: AgentCFState, config: RunnableConfig) -> dict[str, Any]:
     extra: dict[str, Any] = {}
     candidates = state.get("candidates")
     if state.get("retrieve_mode") or not candidates:
-        candidates = retrieve_candidates(env, state.get("history", []), ctx.top_k)
+        candidates = retrieve_candidates(env, state.get("history", []), ctx.top_k, state.get("user_id"))
         extra["candidates"] = candidates
     stored = read_only(ctx.agentcf_memory)
     trained_user = state["user_id"] in stored.users

@@ -48,7 +48,7 @@ def retrieve_step(state: Amem4RecState, config: RunnableConfig) -> dict[str, Any
     history = state.get("history", [])
     update: dict[str, Any] = {}
     if state.get("retrieve_mode") or not state.get("candidates"):
-        update["candidates"] = retrieve_candidates(env, history, ctx.top_k)
+        update["candidates"] = retrieve_candidates(env, history, ctx.top_k, state.get("user_id"))
     pool, where = ranking_pool(ctx, env)
     query = history_query(env, recent_items(history, ctx.amem4rec_recent_items))
     memories = retrieve_memories(pool, query, ctx.amem4rec_top_k)

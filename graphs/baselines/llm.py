@@ -31,7 +31,7 @@ def make_ranker_node(ranker: PromptedRanker) -> Any:
         extra: dict[str, Any] = {}
         candidates = state.get("candidates")
         if state.get("retrieve_mode") or not candidates:
-            candidates = retrieve_candidates(env, history, ctx.top_k)
+            candidates = retrieve_candidates(env, history, ctx.top_k, state.get("user_id"))
             extra["candidates"] = candidates
         return AgentCall(ranker.task(env, ctx, history, candidates), lambda result: ranked(result, extra))
 

@@ -86,7 +86,7 @@ def first_visit_for(library: PlannerLibrary) -> FirstStep:
         if library.tracks_unavailable:
             update["unavailable"] = library.unavailable(env, ctx, library.catalog_of(ctx))
         if state.get("retrieve_mode") or not state.get("candidates"):
-            found = retrieve_candidates(env, state.get("history", []), ctx.top_k)
+            found = retrieve_candidates(env, state.get("history", []), ctx.top_k, state.get("user_id"))
             update["candidates"] = found
             update["trace"] = [post(PLANNER, f"retrieve mode: {len(found)} catalog items")]
         return update

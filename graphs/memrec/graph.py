@@ -83,7 +83,7 @@ def curate_neighbours(state: MemRecState, config: RunnableConfig) -> dict[str, A
     update: dict[str, Any] = {}
     candidates = state.get("candidates")
     if state.get("retrieve_mode") or not candidates:
-        candidates = retrieve_candidates(env, state.get("history", []), ctx.top_k)
+        candidates = retrieve_candidates(env, state.get("history", []), ctx.top_k, state.get("user_id"))
         update["candidates"] = candidates
     name = rule_set_name(ctx, env)
     read = ctx.memrec_use_read
