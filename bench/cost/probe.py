@@ -5,12 +5,12 @@ the methods' own builders render for those users; the simulator counts ≈4 char
 (bench/sim_engine.py) as recgraph does wherever a backend reports no usage (agents/usage.py), since
 tiktoken's encodings are not available offline.
 
-A method's prepare step (AMEM4Rec's pool training, MemRec's Stage W, AgentCF's training) does not
+A method's prepare step (AMEM4Rec's pool training, MemRec's Stage W, AgentCF's training) need not
 grow like its users: AMEM4Rec's first round of windows meets an empty pool and asks only the
 extractor, every later window also the validator and the evolver. So when the run has more users than
-`GROWTH_USERS`, a method whose prepare step spent tokens is probed a second time on twice the users
-and its prepare cost is the line through the two (`fixed` + users × slope); a run with at most
-`GROWTH_USERS` users is probed on all of them (the plan is then the run under the simulator).
+twice `PROBE_USERS`, a method whose prepare step spent tokens is probed a second time on that many
+users and its prepare cost is the line through the two (`fixed` + users × slope); a smaller run is
+probed on all of its users (the plan is then the run under the simulator).
 
 Methods that need a trained planner (`MethodSpec.trained_state`: chainrec_learned, chainrec_sft) are
 probed as they are: their prepare step finds or trains the checkpoint in the dataset's cache (on the
@@ -33,9 +33,6 @@ from state.context import Context
 
 PROBE_USERS = 5
 """Users the probe ranks per method (spread over the run's users)."""
-GROWTH_USERS = 2 * PROBE_USERS
-"""The second probe's users for a method with a prepare step; a run with at most this many users is
-probed on all of them."""
 
 
 @dataclass(frozen=True)
@@ -78,8 +75,7 @@ def probe(
     """Every LLM method's usage, measured on `users` of `cases` under the simulator (all of them when
     there are at most 2 × `users`), and for a method whose prepare step spent tokens again on
     2 × `users` to fit that step's growth."""
-    wanted = [m for m in methods if METHODS[m].kind == "llm"]
-    runs = wanted
+    runs = [m for m in methods if METHODS[m].kind == "llm"]
     if not runs or not cases:
         return {}
     small = len(cases) <= 2 * users
