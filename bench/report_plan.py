@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from bench.planned_calls import PlannedCalls
 
 PLAN_NOTE = (
-    "declared: the ranking requests each method's `llm_calls` plan declares (users × per user; prepare "
-    "steps such as AMEM4Rec's pool training are not declared); planned: the plan printed before the run "
+    "declared: the requests each method's `llm_calls` plan declares (users × per user; some prepare "
+    "steps, such as AMEM4Rec's pool training, are not declared); planned: the plan printed before the run "
     "(bench/cost/probe.py: the methods on a sample of users under the loopback simulator, ≈4 characters "
     "per token, prepare steps included; only when the run's plan was probed: a hosted or local model, "
     "or `recgraph reproduce`); measured: ranking and prepare together."
