@@ -82,10 +82,11 @@ def reproduce(args: argparse.Namespace, say: Print) -> int:
     OUT/reproduce.md and OUT/reproduce.json."""
     from agents.backends import describe_backend
     from bench.planned_calls import describe_plan
-    from world.datasets import check_dataset_spec
+    from world.datasets import check_dataset_spec, load_dataset
 
     paper = load_paper(check_paper(args.paper))
     check_dataset_spec(args.dataset)
+    load_dataset(args.dataset)  # bad data fails here in one line, before any header (and is cached)
     out = Path(args.out or f"runs/reproduce/{paper.name}")
     runs = scenario_runs(paper)
     header = [f"paper: {paper.title}; protocol: {paper.protocol['note']}"]

@@ -78,6 +78,29 @@ def test_bad_paper_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], tmp_pa
     assert not out.exists()
 
 
+def test_bad_data_is_one_line_exit_2_before_any_header(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A folder with no recognised files and a truncated gzip: one stderr line, no header, no output."""
+    import gzip
+
+    empty, cut = tmp_path / "empty", tmp_path / "cut"
+    empty.mkdir()
+    cut.mkdir()
+    lines = "".join(
+        f'{{"reviewerID": "u{i}", "asin": "i{i % 7}", "overall": 5.0, "unixReviewTime": {i}}}\n'
+        for i in range(3000)
+    )
+    whole = gzip.compress(lines.encode())
+    (cut / "CDs.json.gz").write_bytes(whole[: len(whole) // 2])
+    for folder, message in ((empty, "no dataset at"), (cut, "truncated gzip stream")):
+        out = tmp_path / f"out-{folder.name}"
+        assert main(["reproduce", "memrec", "--dataset", str(folder), "--users", "3", "--out", str(out)]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == "" and len(captured.err.strip().splitlines()) == 1 and message in captured.err
+        assert not out.exists()
+
+
 def test_heuristic_run_writes_table_beside_published(shared_data: Path, tmp_path: Path) -> None:
     dataset = str(shared_data / "CDs-100-user-dense")
     out = tmp_path / "arag"
