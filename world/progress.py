@@ -4,8 +4,11 @@ World- and tool-level code cannot see the harness, so it reports here: `report(l
 goes to the callback installed by `reporting(...)` (the bench installs its progress display's phase
 rows), and nowhere when nobody watches. Work that can stop short of its total (item vectors embed
 only the rows a run reads) says so with `end(label)`, so no row is left waiting for the rest. Each
-label's first and latest report times are kept, so a run can say how long each piece of one-time
-work took (`PhaseClock.seconds`).
+label's bouts (from a report after it was ended, or its first, to its `end` or latest report) are
+kept, so a run can say how long each piece of one-time work took (`PhaseClock.seconds`). Work that
+reports only after each batch, between other work (user-memory vectors read as rankings ask for
+them), times its batches itself and says so (`report(..., worked=seconds)`): such a label's seconds
+are the sum of those, not the span its reports cover, which overlaps the other work.
 
 `OpenPhases` is for whoever runs work in stages (the bench: a method's prepare, then its ranking):
 it remembers the labels a stage opened and ends those still open when the stage is over.
@@ -29,30 +32,45 @@ _reporters: list[Reporter] = []
 
 
 class PhaseClock:
-    """A reporter remembering, per label, when it was first and last reported."""
+    """A reporter remembering, per label, its bouts of work and the seconds its work said it took."""
 
     def __init__(self) -> None:
         """No phase seen yet."""
-        self._spans: dict[str, list[float]] = {}
+        self._bouts: dict[str, list[list[float]]] = {}
+        self._closed: set[str] = set()
+        self._worked: dict[str, list[tuple[float, float]]] = {}
 
-    def __call__(self, label: str, done: int, total: int) -> None:
-        """Note a report of `label`."""
+    def __call__(self, label: str, done: int, total: int, worked: float | None = None) -> None:
+        """Note a report of `label` (`worked`: the seconds of work it covers, timed by the work)."""
         now = time.perf_counter()
-        span = self._spans.setdefault(label, [now, now])
-        span[1] = now
+        bouts = self._bouts.setdefault(label, [])
+        if not bouts or label in self._closed:
+            bouts.append([now, now])
+            self._closed.discard(label)
+        bouts[-1][1] = now
+        if worked is not None:
+            self._worked.setdefault(label, []).append((now, worked))
 
     def end(self, label: str) -> None:
-        """Note that `label`'s work is over (its span ends now, if it was reported)."""
-        if label in self._spans:
-            self._spans[label][1] = time.perf_counter()
+        """Note that `label`'s work is over (its bout ends now, if it was reported)."""
+        if label in self._bouts and label not in self._closed:
+            self._bouts[label][-1][1] = time.perf_counter()
+            self._closed.add(label)
 
     def seconds(self, since: float | None = None) -> dict[str, float]:
-        """Seconds between each label's first and last report (its work's duration), in first-seen
-        order; with `since` (a `time.perf_counter()` value), only the part after it, for the labels
-        reported after it."""
-        if since is None:
-            return {label: end - start for label, (start, end) in self._spans.items()}
-        return {label: end - max(start, since) for label, (start, end) in self._spans.items() if end > since}
+        """Seconds each label's work took, in first-seen order: the sum of its `worked` seconds when
+        it reported them, else of its bouts' spans; with `since` (a `time.perf_counter()` value),
+        only what was reported after it, for the labels reported after it."""
+        after = float("-inf") if since is None else since
+        out: dict[str, float] = {}
+        for label, bouts in self._bouts.items():
+            if bouts[-1][1] <= after:
+                continue
+            if label in self._worked:
+                out[label] = sum(seconds for at, seconds in self._worked[label] if at > after)
+            else:
+                out[label] = sum(end - max(start, after) for start, end in bouts if end > after)
+        return out
 
 
 _process_clock = PhaseClock()
@@ -78,10 +96,11 @@ def phase_seconds(since: float | None = None) -> dict[str, float]:
         return _process_clock.seconds(since)
 
 
-def report(label: str, done: int, total: int) -> None:
-    """Tell every installed reporter that `label` has done `done` of `total` (thread-safe)."""
+def report(label: str, done: int, total: int, worked: float | None = None) -> None:
+    """Tell every installed reporter that `label` has done `done` of `total` (thread-safe);
+    `worked`: the seconds of work this report covers, when the work timed itself (`PhaseClock`)."""
     with _lock:
-        _process_clock(label, done, total)
+        _process_clock(label, done, total, worked)
         reporters = list(_reporters)
     for reporter in reporters:
         reporter(label, done, total)

@@ -85,10 +85,12 @@ class UserVectors:
                 self._data[missing] = vectors
                 self._known[missing] = True
                 self._read.update(texts)
-                self.seconds += time.perf_counter() - started
+                worked = time.perf_counter() - started
+                self.seconds += worked
                 read = len(self._read)
         # Short of the total (only the rows read are embedded): the harness ends the row with its stage.
-        report(PROGRESS_LABEL, read, self._distinct)
+        # `worked`: reads come between other work (rankings), so the row's span is not its seconds.
+        report(PROGRESS_LABEL, read, self._distinct, worked=worked)
 
     def texts_read(self) -> int:
         """Distinct memory texts read so far (embedded, or found in the vector store)."""
