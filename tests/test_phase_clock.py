@@ -71,3 +71,15 @@ def test_process_reports_pass_worked_seconds_to_the_run_clock(clock_time: FakeTi
         progress.report("test · memories", 2, 9, worked=0.5)
     assert seen == [("test · memories", 1, 9), ("test · memories", 2, 9)]  # reporters see no seconds
     assert progress.phase_seconds(since=started) == {"test · memories": 0.75}
+
+
+def test_work_reported_again_after_its_total_is_a_new_bout(clock_time: FakeTime) -> None:
+    clock = PhaseClock()
+    clock("interaction index", 0, 500)  # the bench world's index, at 100 s
+    clock_time.now = 101.0
+    clock("interaction index", 500, 500)
+    clock_time.now = 400.0  # the training world builds its own, minutes later
+    clock("interaction index", 0, 400)
+    clock_time.now = 400.5
+    clock("interaction index", 400, 400)
+    assert clock.seconds() == {"interaction index": 1.5}  # not the 300.5 s between the first and last

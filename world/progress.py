@@ -4,11 +4,12 @@ World- and tool-level code cannot see the harness, so it reports here: `report(l
 goes to the callback installed by `reporting(...)` (the bench installs its progress display's phase
 rows), and nowhere when nobody watches. Work that can stop short of its total (item vectors embed
 only the rows a run reads) says so with `end(label)`, so no row is left waiting for the rest. Each
-label's bouts (from a report after it was ended, or its first, to its `end` or latest report) are
-kept, so a run can say how long each piece of one-time work took (`PhaseClock.seconds`). Work that
-reports only after each batch, between other work (user-memory vectors read as rankings ask for
-them), times its batches itself and says so (`report(..., worked=seconds)`): such a label's seconds
-are the sum of those, not the span its reports cover, which overlaps the other work.
+label's bouts (from its first report, or one after it ended or reached its total, to its `end`, its
+total or its latest report) are kept, so a run can say how long each piece of one-time work took
+(`PhaseClock.seconds`: the sum of its bouts, not the time from its first report to its last, which
+holds whatever ran between bouts). Work that reports only after each batch, between other work
+(user-memory vectors read as rankings ask for them), times its batches itself and says so
+(`report(..., worked=seconds)`): such a label's seconds are the sum of those.
 
 `OpenPhases` is for whoever runs work in stages (the bench: a method's prepare, then its ranking):
 it remembers the labels a stage opened and ends those still open when the stage is over.
@@ -48,6 +49,8 @@ class PhaseClock:
             bouts.append([now, now])
             self._closed.discard(label)
         bouts[-1][1] = now
+        if done >= total:  # complete: a later report is new work (a second world's index)
+            self._closed.add(label)
         if worked is not None:
             self._worked.setdefault(label, []).append((now, worked))
 
