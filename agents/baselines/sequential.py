@@ -4,6 +4,8 @@ Each split user's training history is one cornac session (the most recent `<m>_m
 as SASRec's paper keeps the latest n actions); a second set of sessions, the same items followed by
 the validation target, is cornac's `val_set`: with `model_selection="best"` checked every epoch,
 cornac keeps the epoch whose validation recall@20 is best (early stopping by the best checkpoint).
+Only the validation targets of `training_data` are checked: at most `trained.VALIDATION_USERS` users'
+(a seeded sample on a larger catalog; cornac scores each one against the whole catalog).
 Cornac's item index is our catalog row (its item map is filled with every row first), so a
 candidate's score is read at its row. The network's weights are cached (`agents.baselines.trained`);
 a reloaded model is the same cornac recommender with those weights.

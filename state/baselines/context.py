@@ -50,7 +50,10 @@ class BaselinesContext(Context):
     )
     sasrec_epochs: int = field(
         default=2,
-        metadata={"description": "SASRec: training epochs; the best on the validation targets is kept."},
+        metadata={
+            "description": "SASRec: training epochs; the best on the validation targets is kept"
+            " (at most 2,048 users' targets, a seeded sample beyond: `trained.VALIDATION_USERS`)."
+        },
     )
     gru4rec_hidden: int = field(default=100, metadata={"description": "GRU4Rec: GRU hidden units."})
     gru4rec_max_len: int = field(
@@ -65,7 +68,10 @@ class BaselinesContext(Context):
     )
     gru4rec_epochs: int = field(
         default=3,
-        metadata={"description": "GRU4Rec: training epochs; the best on the validation targets is kept."},
+        metadata={
+            "description": "GRU4Rec: training epochs; the best on the validation targets is kept"
+            " (at most 2,048 users' targets, a seeded sample beyond: `trained.VALIDATION_USERS`)."
+        },
     )
     lightgcn_embedding_dim: int = field(default=64, metadata={"description": "LightGCN: embedding size."})
     lightgcn_layers: int = field(default=3, metadata={"description": "LightGCN: propagation layers."})
@@ -73,7 +79,11 @@ class BaselinesContext(Context):
         default=0.001, metadata={"description": "LightGCN: Adam step size."}
     )
     lightgcn_batch_size: int = field(
-        default=2048, metadata={"description": "LightGCN: training interactions per BPR batch."}
+        default=2048,
+        metadata={
+            "description": "LightGCN: training interactions per BPR batch (larger on a graph of"
+            " over 48 batches: at most `lightgcn.MAX_BATCHES` batches an epoch)."
+        },
     )
     lightgcn_reg: float = field(
         default=1e-4, metadata={"description": "LightGCN: L2 weight on the batch's ego embeddings."}
@@ -83,7 +93,11 @@ class BaselinesContext(Context):
         metadata={"description": "LightGCN: most training epochs (early stopping may end sooner)."},
     )
     lightgcn_eval_every: int = field(
-        default=5, metadata={"description": "LightGCN: epochs between validation checks."}
+        default=5,
+        metadata={
+            "description": "LightGCN: epochs between validation checks (at most 2,048 users'"
+            " targets, a seeded sample beyond: `trained.VALIDATION_USERS`)."
+        },
     )
     lightgcn_patience: int = field(
         default=2,
