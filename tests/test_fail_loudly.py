@@ -37,6 +37,17 @@ def fresh_breakers() -> Iterator[None]:
     reset_breakers()
 
 
+@pytest.fixture(autouse=True)
+def no_cost_probe(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests script the answers of every backend (tests.fakes.install), so the cost probe's
+    run under the loopback simulator before a hosted bench run would consume the script: here the
+    probe measures nothing and the plan shows the declared calls (the probe has its own tests:
+    tests/test_cost.py, tests/test_report_plan.py)."""
+    import bench.cost.probe
+
+    monkeypatch.setattr(bench.cost.probe, "probe", lambda *args, **kwargs: {})
+
+
 def refused() -> openai.APIConnectionError:
     """What the OpenAI client raises when nothing listens: a connection error caused by a refusal."""
     request = httpx.Request("POST", f"{ENDPOINT}/chat/completions")
