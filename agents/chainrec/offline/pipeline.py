@@ -39,6 +39,10 @@ trains on the classic scenario's tasks: one planner over both, told apart by the
 flag, as the paper trains one planner across scenarios. Keyed into every checkpoint."""
 SUPPLEMENT = "classic"
 """The scenario whose tasks supplement a small one."""
+FUSION_PHASE = "fusion fit"
+"""The progress phase of `fused_rows` (between the trajectories and SFT)."""
+HELD_OUT_PHASE = "held-out planners"
+"""The progress phase of the held-out planner comparison (after DPO)."""
 
 
 def supplemented(
@@ -131,13 +135,44 @@ def fused_rows(
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """(rows, the fusion record): the rows re-fused with weights learned on the training split
     (fusion_fit.py, `train.fusion`), or as they are (mode "context", rows an LLM ranked, or a fit that
-    did not beat the context's weights)."""
+    did not beat the context's weights). The fit is kept in this process (`FUSED`, by `fusion_key`),
+    so a planner trained on the same rows (router_learned_scenario after router_learned) reuses it."""
     if config.llm != "heuristic" or ctx is None:
         return rows, {"mode": train.fusion, "used": "context", "why": "CandidateRank was not the fusion"}
-    env = training_environment(get_environment(config.dataset))
-    fitted, _ = split_rows(rows, train.heldout_fraction, train.seed)
-    keep_z = train.fusion_keep_z
-    return learn_fusion(rows, fitted, env, ctx, train.fusion, config.lam, config.cost_lam, keep_z)
+    key = fusion_key(rows, config, train, ctx)
+    if key not in FUSED:
+        env = training_environment(get_environment(config.dataset))
+        fitted, _ = split_rows(rows, train.heldout_fraction, train.seed)
+        keep_z = train.fusion_keep_z
+        made = learn_fusion(rows, fitted, env, ctx, train.fusion, config.lam, config.cost_lam, keep_z)
+        while len(FUSED) >= FUSED_KEPT:
+            FUSED.pop(next(iter(FUSED)))
+        FUSED[key] = made
+    kept_rows, record = FUSED[key]
+    return list(kept_rows), dict(record)  # training and the held-out table only read the rows
+
+
+FUSED: dict[str, tuple[list[dict[str, Any]], dict[str, Any]]] = {}
+"""`fused_rows`' results in this process, by `fusion_key`."""
+FUSED_KEPT = 4
+"""How many `FUSED` keeps (the oldest goes first)."""
+PLANNER_ONLY = ("chainrec_planner_state", "chainrec_dpo_beta")
+"""Context knobs the fusion fit never reads (only the planner's training does): left out of its key,
+so router_learned_scenario (planner state "scenario") shares router_learned's fit."""
+
+
+def fusion_key(rows: list[dict[str, Any]], config: TrajectoryConfig, train: TrainConfig, ctx: Any) -> str:
+    """What fixes `fused_rows`' result: the rows themselves, the trajectory config, the training
+    config's split and fusion fields, and the context's knobs but `PLANNER_ONLY`."""
+    knobs = {k: v for k, v in vars(ctx).items() if k not in PLANNER_ONLY}
+    fields = ("heldout_fraction", "seed", "fusion", "fusion_keep_z")
+    payload = {
+        "rows": rows,
+        "config": config.as_dict(),
+        "train": {name: getattr(train, name) for name in fields},
+        "context": [type(ctx).__qualname__, knobs],
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=repr).encode()).hexdigest()
 
 
 def train_checkpoint(
@@ -162,14 +197,19 @@ def train_checkpoint(
     held_out = held_out or HeldOut()
     own = read_rows(run.path)
     rows = with_cost(supplemented(own, config.scenario, classic), config.lam, config.cost_lam)
+    phase = on_progress or (lambda label, done, total: None)
+    phase(FUSION_PHASE, 0, 1)
     rows, fusion = fused_rows(rows, config, train, ctx)
+    phase(FUSION_PHASE, 1, 1)
     result = train_policy(rows, config.max_steps, config.lam, train, sft_only, on_progress, space)
     weights = {"sft": result.sft, **({"learned": result.dpo} if result.dpo is not None else {})}
     split = result.split
+    phase(HELD_OUT_PHASE, 0, 1)
     evaluation = compare_planners(
         rows, split["train"], split["heldout"], weights, config.max_steps, config.lam, space,
         held_out.rule, held_out.fixed_steps, train.state,
     )  # fmt: skip
+    phase(HELD_OUT_PHASE, 1, 1)
     evaluation["curves_last"] = {stage: points[-1] for stage, points in result.curves.items() if points}
     if len(rows) > len(own):
         evaluation["supplemented"] = {
