@@ -61,8 +61,11 @@ def test_ended_bouts_leave_the_idle_time_between_them_out(clock_time: FakeTime) 
     assert clock.seconds(since=102.0) == {"item vectors": 3.5}  # 2 + 1.5
 
 
-def test_process_reports_pass_worked_seconds_to_the_run_clock(clock_time: FakeTime) -> None:
-    started = clock_time.now = 10_000.0  # after anything else this process reported
+def test_process_reports_pass_worked_seconds_to_the_run_clock(
+    clock_time: FakeTime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(progress, "_process_clock", PhaseClock())  # this test's reports only
+    started = clock_time.now
     seen: list[tuple[str, int, int]] = []
     with progress.reporting(lambda *row: seen.append(row)):
         clock_time.now += 1.0
