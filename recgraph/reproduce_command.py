@@ -8,7 +8,7 @@ import os
 
 from recgraph.help_format import DefaultsHelpFormatter
 
-EPILOG = """papers: memrec, amem4rec, arag, chainrec (published numbers: bench/reproduce/published/).
+EPILOG = """papers: memrec, amem4rec, arag, chainrec (published numbers: graphs/<paper>/published.json).
 Each scenario the paper's tables use is one `recgraph bench` run in OUT/<scenario> (the same command
 resumes); OUT/reproduce.md and reproduce.json hold the paper's tables with ours beside them.
 With a hosted model (openai:<model>) the LLM cache OUT/llm_cache.sqlite is on unless --llm-cache

@@ -1,4 +1,5 @@
-"""The papers' published numbers and protocols, one data file per paper (`published/<paper>.json`).
+"""The papers' published numbers and protocols, one data file per paper, in its method's room
+(`graphs/<paper>/published.json`).
 
 A file holds the paper's protocol (N, users, filters, candidate source, the model it used) and its main
 tables: per table its id, caption, the lines of the paper's text it was read from, its columns
@@ -16,8 +17,8 @@ from typing import Any
 
 from world.errors import RecgraphError
 
-PUBLISHED = Path(__file__).with_name("published")
-"""Folder of the per-paper data files."""
+GRAPHS = Path(__file__).resolve().parents[2] / "graphs"
+"""The method rooms' folder: `graphs/<paper>/published.json` is each paper's data file."""
 PAPERS: tuple[str, ...] = ("memrec", "amem4rec", "arag", "chainrec")
 """The papers `recgraph reproduce` knows."""
 METRIC_ALIASES = {"ndcg@1": "hit@1"}
@@ -126,7 +127,7 @@ def check_paper(name: str) -> str:
 def load_paper(name: str) -> Paper:
     """The paper's data file, parsed and checked (each row has a value per column, and a method or
     the reason it has none)."""
-    path = PUBLISHED / f"{check_paper(name)}.json"
+    path = GRAPHS / check_paper(name) / "published.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     tables = tuple(_table(path, t) for t in data["tables"])
     return Paper(name, data["title"], data["protocol"], tables, data.get("omitted", ""))
