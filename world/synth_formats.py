@@ -74,24 +74,31 @@ def _review_texts(rng: np.random.Generator, data: SynthData, items: np.ndarray) 
     return texts
 
 
+def _reviews(rng: np.random.Generator, data: SynthData) -> Iterator[tuple[int, int, int, int, str, str]]:
+    """(user, item, time, rating, headline, body) of every interaction, user by user, oldest first;
+    each user's ratings and texts are drawn from `rng` before its rows are yielded."""
+    for user, items, times in _users(data):
+        ratings = rng.choice(5, size=len(items), p=RATING_SHARES) + 1
+        texts = _review_texts(rng, data, items)
+        rows = zip(items.tolist(), times.tolist(), ratings.tolist(), texts, strict=True)
+        for item, stamp, rating, (headline, body) in rows:
+            yield user, item, stamp, rating, headline, body
+
+
 def write_amazon2023(data: SynthData, folder: Path, category: str, gz: bool = False) -> list[Path]:
     """`<category>.jsonl` and `meta_<category>.jsonl` (module docstring); returns the paths."""
     folder.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(data.spec.seed + 2023)
     reviews = folder / f"{category}.jsonl"
     with _open(reviews, gz) as out:
-        for user, items, times in _users(data):
-            ratings = rng.choice(5, size=len(items), p=RATING_SHARES) + 1
-            texts = _review_texts(rng, data, items)
-            rows = zip(items.tolist(), times.tolist(), ratings.tolist(), texts, strict=True)
-            for item, stamp, rating, (headline, body) in rows:
-                record = {
-                    "rating": float(rating), "title": headline, "text": body, "images": [],
-                    "asin": f"B0{item:08X}V", "parent_asin": f"B0{item:08X}",
-                    "user_id": f"AG{user:010X}QZK{user % 97:02d}", "timestamp": int(stamp) * 1000,
-                    "helpful_vote": int(rng.integers(0, 4)), "verified_purchase": bool(rating > 2),
-                }  # fmt: skip
-                out.write(json.dumps(record) + "\n")
+        for user, item, stamp, rating, headline, body in _reviews(rng, data):
+            record = {
+                "rating": float(rating), "title": headline, "text": body, "images": [],
+                "asin": f"B0{item:08X}V", "parent_asin": f"B0{item:08X}",
+                "user_id": f"AG{user:010X}QZK{user % 97:02d}", "timestamp": int(stamp) * 1000,
+                "helpful_vote": int(rng.integers(0, 4)), "verified_purchase": bool(rating > 2),
+            }  # fmt: skip
+            out.write(json.dumps(record) + "\n")
     meta = folder / f"meta_{category}.jsonl"
     with _open(meta, gz) as out:
         for item, title in enumerate(data.titles):
@@ -118,20 +125,16 @@ def write_amazon2018(data: SynthData, folder: Path, category: str, gz: bool = Fa
     rng = np.random.default_rng(data.spec.seed + 2018)
     reviews = folder / f"{category}.json"
     with _open(reviews, gz) as out:
-        for user, items, times in _users(data):
-            ratings = rng.choice(5, size=len(items), p=RATING_SHARES) + 1
-            texts = _review_texts(rng, data, items)
-            rows = zip(items.tolist(), times.tolist(), ratings.tolist(), texts, strict=True)
-            for item, stamp, rating, (headline, body) in rows:
-                when = datetime.fromtimestamp(int(stamp), UTC)
-                record = {
-                    "overall": float(rating), "verified": True, "reviewTime": when.strftime("%m %d, %Y"),
-                    "reviewerID": f"A{user:012X}", "asin": f"{item:010d}", "reviewerName": f"Listener {user}",
-                    "summary": headline, "unixReviewTime": int(stamp),
-                }  # fmt: skip
-                if body:
-                    record["reviewText"] = body
-                out.write(json.dumps(record) + "\n")
+        for user, item, stamp, rating, headline, body in _reviews(rng, data):
+            when = datetime.fromtimestamp(int(stamp), UTC)
+            record = {
+                "overall": float(rating), "verified": True, "reviewTime": when.strftime("%m %d, %Y"),
+                "reviewerID": f"A{user:012X}", "asin": f"{item:010d}", "reviewerName": f"Listener {user}",
+                "summary": headline, "unixReviewTime": int(stamp),
+            }  # fmt: skip
+            if body:
+                record["reviewText"] = body
+            out.write(json.dumps(record) + "\n")
     meta = folder / f"meta_{category}.json"
     with _open(meta, gz) as out:
         for item, title in enumerate(data.titles):
