@@ -1,10 +1,9 @@
-"""MiniLM by path, the on-disk embedding cache, and the Chroma catalog index."""
+"""MiniLM by path and the on-disk embedding cache."""
 
 from pathlib import Path
 
 import numpy as np
 
-from tools.catalog_index import catalog_index
 from world.embeddings import embed_texts, item_embeddings
 from world.environment import get_environment
 from world.paths import dataset_cache
@@ -28,17 +27,3 @@ def test_item_embeddings_are_cached_on_disk(tiny_dataset_dir: Path) -> None:
     files[0].unlink()
     assert np.allclose(item_embeddings(env.dataset, env.item_ids), first, atol=1e-6)
 
-
-def test_catalog_index_search_and_filters() -> None:
-    env = get_environment("ml-100k")
-    index = catalog_index(env)
-    hits = index.search("Toy Story", 3)
-    assert "1" in hits  # Toy Story itself
-    where = {"$and": [{"year": {"$gte": 1996}}, {"cat:Horror": True}]}
-    filtered = index.search("scary monsters", 5, where=where)
-    assert len(filtered) == 5
-    for item_id in filtered:
-        item = env.dataset.items[item_id]
-        assert int(item.attributes["year"]) >= 1996 and "Horror" in item.categories
-    by_vector = index.search(env.item_vectors()[env.item_index["1"]], 1)
-    assert by_vector == ["1"]

@@ -1,7 +1,7 @@
 """What agents and planners call, and the stores the methods keep. Each module's docstring states
 its contract.
 
-Shared: `catalog_index` (the catalog item index in Chroma, for retrieval from the whole catalog) and
+Shared: `catalog_index` (the recall stage of every retrieval from the whole catalog, an exact scan) and
 `similarity` (embedding look-ups: a user's profile vector, items ordered by similarity, stable
 ordering by scores).
 

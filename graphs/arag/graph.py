@@ -68,7 +68,8 @@ def recall_items(state: AragState, config: RunnableConfig) -> dict[str, Any]:
 
 
 def recall_may_block(state: AragState) -> bool:
-    """Retrieve mode searches the Chroma index on disk: run it in a worker thread under `ainvoke`."""
+    """Retrieve mode reads the item vectors (from disk on first use) and scans the catalog: run it in a
+    worker thread under `ainvoke`."""
     return not (state.get("candidates") and not state.get("retrieve_mode"))
 
 
