@@ -4,7 +4,7 @@ The graph is the user-item bipartite graph of the training interactions only (va
 targets are never edges); PyG's LightGCN propagates the embeddings over it (`lightgcn_layers` layers,
 symmetric normalisation, layer mean) and its `recommendation_loss` is the paper's BPR loss with L2 on
 the batch's ego embeddings. Training follows the paper: Adam, batches of training interactions (at
-most `MAX_BATCHES` per epoch: a larger graph gets larger batches), one uniformly sampled item the
+most `max_batches` per epoch: a larger graph gets larger batches), one uniformly sampled item the
 user did not interact with in training per positive, drawn among the items that have training
 interactions (as cornac's samplers do: an item only a validation or test target holds is never
 touched, its embedding stays as initialised). Every `lightgcn_eval_every` epochs the validation
@@ -51,9 +51,23 @@ ceil(interactions / MAX_BATCHES) instead of `lightgcn_batch_size`. ml-100k (98,1
 interactions, 48 batches of 2048) keeps its batch size."""
 
 
+EPOCH_WORK = 24_000_000
+"""Most training interactions x batches per epoch: a batch's cost grows with the graph (it propagates
+over every edge), so a graph of over `EPOCH_WORK / MAX_BATCHES` = 500,000 training interactions gets
+fewer batches still, `EPOCH_WORK // interactions` (36 at 650,000, the 50k-user synthetic catalog's
+training interactions: ~23 CPU s an epoch where 48 took ~31), which keeps 20 epochs within the
+10-minute budget. ml-100k keeps its 48."""
+
+
+def max_batches(n_interactions: int) -> int:
+    """Most BPR batches per epoch for a graph of `n_interactions` training interactions."""
+    return max(1, min(MAX_BATCHES, EPOCH_WORK // max(1, n_interactions)))
+
+
 def batch_size(settings: dict[str, Any], n_interactions: int) -> int:
-    """The BPR batch: `lightgcn_batch_size`, or larger so that an epoch has at most `MAX_BATCHES`."""
-    return max(settings["batch_size"], -(-n_interactions // MAX_BATCHES))
+    """The BPR batch: `lightgcn_batch_size`, or larger so that an epoch has at most
+    `max_batches(n_interactions)` batches."""
+    return max(settings["batch_size"], -(-n_interactions // max_batches(n_interactions)))
 
 
 @dataclass

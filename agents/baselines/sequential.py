@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -128,6 +130,27 @@ def sessions(env: Environment, data: TrainingData, max_len: int) -> tuple[Any, A
     return train_set, val_set
 
 
+@contextmanager
+def prefix_budget(prefixes: int, batch: int) -> Iterator[None]:
+    """While cornac's SASRec trains, each epoch stops after `ceil(prefixes / batch)` batches of its
+    prefix iterator (`session_seq_iter`, which shuffles the sessions every epoch from the model's
+    seeded generator, so each epoch trains on another seeded subset of whole sessions); 0: no limit.
+    Cornac yields one training example per prefix of every session (650k at 50k users), where
+    SASRec's paper trains each sequence once, all positions at a time."""
+    from cornac.models.sasrec import recom_sasrec
+
+    if prefixes <= 0:
+        yield
+        return
+    every_prefix = recom_sasrec.session_seq_iter
+    batches = -(-prefixes // batch)
+    recom_sasrec.session_seq_iter = lambda *args, **kwargs: islice(every_prefix(*args, **kwargs), batches)
+    try:
+        yield
+    finally:
+        recom_sasrec.session_seq_iter = every_prefix
+
+
 def train_sequential(env: Environment, ctx: BaselinesContext, name: str) -> SequentialModel:
     """`name` trained on `env`'s training sessions, or rebuilt from its cached weights."""
     import cornac
@@ -139,6 +162,7 @@ def train_sequential(env: Environment, ctx: BaselinesContext, name: str) -> Sequ
     info = {
         "library": f"cornac {cornac.__version__}",
         "sessions": len(train_set.sessions),
+        "prefixes": sum(max(0, len(rows) - 1) for rows in train_set.sessions.values()),
         "cache": str(path),
     }
     if path.is_file():
@@ -149,7 +173,8 @@ def train_sequential(env: Environment, ctx: BaselinesContext, name: str) -> Sequ
     # batch_size rows): a smaller catalog trains with one batch of all its sessions.
     batch = min(settings["batch_size"], max(1, len(train_set.sessions)))
     model = recommender(name, {**settings, "batch_size": batch})
-    with MemoryWatch() as memory, seeded_torch(ctx.seed):
+    budget = prefix_budget(settings["epoch_prefixes"], batch) if name == "sasrec" else nullcontext()
+    with MemoryWatch() as memory, seeded_torch(ctx.seed), budget:
         model.fit(train_set, val_set)
     report(label, settings["epochs"], settings["epochs"])
     seconds = time.perf_counter() - started

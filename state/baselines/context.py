@@ -55,6 +55,14 @@ class BaselinesContext(Context):
             " (at most 2,048 users' targets, a seeded sample beyond: `trained.VALIDATION_USERS`)."
         },
     )
+    sasrec_epoch_prefixes: int = field(
+        default=200_000,
+        metadata={
+            "description": "SASRec: most training prefixes per epoch (cornac trains on every prefix of"
+            " every session; beyond this, an epoch is the first batches of its shuffled sessions, another"
+            " seeded subset each epoch; 0: every prefix). ml-100k has ~46k."
+        },
+    )
     gru4rec_hidden: int = field(default=100, metadata={"description": "GRU4Rec: GRU hidden units."})
     gru4rec_max_len: int = field(
         default=50, metadata={"description": "GRU4Rec: most recent items the GRU reads and trains on."}
