@@ -89,6 +89,9 @@ class TaskRunner:
         self.tokens: dict[str, int] = {}
         self.rankings: dict[str, dict[str, Any]] = {}
         self.records: list[dict[str, Any]] | None = None
+        self.signals: dict[str, Any] = {}
+        """Each tool's fusion signal over `records` (heuristic: one entry per tool, fused in every
+        subset of the tools)."""
 
     def episode(self, memory: Sequence[MemoryEntry]) -> Episode:
         """The episode after `memory`."""
@@ -139,7 +142,7 @@ class TaskRunner:
                 if self.records is None:
                     self.records = fetch_items(self.episode([]), list(self.task.candidates))
                 memory = self.memory([t for t in self.tools if t in chain])
-                ranking = fuse(self.scope.env, self.ctx, self.records, memory).order
+                ranking = fuse(self.scope.env, self.ctx, self.records, memory, signals=self.signals).order
             self.rankings[key] = {"ranking": ranking, "avg_hr": avg_hr(ranking, self.task.target)}
         return key
 

@@ -124,19 +124,38 @@ def user_match(
     return np.mean(parts, axis=0) if parts else None
 
 
+def entry_signal(
+    env: Environment, cards: Mapping[str, ToolSpec], entry: MemoryEntry, records: Sequence[Mapping[str, Any]]
+) -> np.ndarray | None:
+    """One memory entry's signal s_e over the candidates (see the module docstring); None when a
+    user-side entry offers nothing to match."""
+    if is_user_tool(entry["tool"], tuple(cards.values())):
+        match = user_match(env, entry, records)
+        if match is None:
+            return None
+        signal = percentile_ranks(match)
+        avoid = entry["tool"] in cards and cards[entry["tool"]].node in AVOID
+        return 1.0 - signal if avoid else signal
+    given = {e["item_id"]: float(e["score"]) for e in entry["items"]}
+    fill = float(np.mean(list(given.values()))) if given else 0.5
+    return percentile_ranks([given.get(r["item_id"], fill) for r in records])
+
+
 def fuse(
     env: Environment,
     ctx: ChainRecContext,
     records: Sequence[Mapping[str, Any]],
     memory: Sequence[MemoryEntry],
     weights: Mapping[str, float] | None = None,
+    signals: dict[str, np.ndarray | None] | None = None,
 ) -> Fused:
     """Fuse the memory's evidence over the candidates (`get_item` records, in input order) with
-    `weights` (tool -> weight; default the context's)."""
+    `weights` (tool -> weight; default the context's). `signals`, when given, keeps each tool's
+    signal by tool name for the caller's next fusion over the same records and the same entry per
+    tool (a trajectory task fuses every subset of its tools' fixed entries)."""
     candidates = [r["item_id"] for r in records]
     weights = fusion_weights(ctx) if weights is None else weights
     cards = tool_cards(ctx)
-    catalog = tuple(cards.values())
     parts: dict[str, np.ndarray] = {}
     used: dict[str, float] = {}
     total, norm = np.zeros(len(candidates)), 0.0
@@ -144,17 +163,14 @@ def fuse(
         weight = weights.get(entry["tool"], 0.0) * float(entry["confidence"])
         if weight <= 0:
             continue
-        if is_user_tool(entry["tool"], catalog):
-            match = user_match(env, entry, records)
-            if match is None:
-                continue
-            signal = percentile_ranks(match)
-            avoid = entry["tool"] in cards and cards[entry["tool"]].node in AVOID
-            signal = 1.0 - signal if avoid else signal
+        if signals is None:
+            signal = entry_signal(env, cards, entry, records)
         else:
-            given = {e["item_id"]: float(e["score"]) for e in entry["items"]}
-            fill = float(np.mean(list(given.values()))) if given else 0.5
-            signal = percentile_ranks([given.get(c, fill) for c in candidates])
+            if entry["tool"] not in signals:
+                signals[entry["tool"]] = entry_signal(env, cards, entry, records)
+            signal = signals[entry["tool"]]
+        if signal is None:
+            continue
         parts[entry["tool"]] = signal
         used[entry["tool"]] = weight
         total += weight * signal
