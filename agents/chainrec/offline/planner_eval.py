@@ -34,6 +34,11 @@ def best_fixed_chain(rows: Sequence[dict[str, Any]], lam: float) -> str:
     chain it did not run when the ranking of its tool set was recorded). Ties: fewer steps, then name."""
     tables = [_RowRewards(row, lam) for row in rows]
     names = set().union(*(table.scored for table in tables))
+    found = complete_means(tables, sorted(names)) if all(t.order_free for t in tables) else None
+    if found is not None:
+        chains, means = found
+        best = min(range(len(chains)), key=lambda k: (-float(means[k]), chains[k].count(">"), chains[k]))
+        return chains[best]
     scored: dict[str, list[float]] = {}
     for name in names:
         tools = name.split(">")
@@ -43,6 +48,60 @@ def best_fixed_chain(rows: Sequence[dict[str, Any]], lam: float) -> str:
     most = max(len(values) for values in scored.values())
     complete = {name: values for name, values in scored.items() if len(values) == most}
     return min(complete, key=lambda n: (-float(np.mean(complete[n])), n.count(">"), n))
+
+
+CHUNK = 4096
+"""Chains whose rewards `complete_means` holds at once (a chunk x rows float matrix)."""
+
+
+def complete_means(tables: Sequence[_RowRewards], names: list[str]) -> tuple[list[str], np.ndarray] | None:
+    """`best_fixed_chain`'s candidates and their mean rewards, in numpy, for order-free rows: a chain's
+    reward in a row is its recorded score or its tool set's, so rewards are looked up per tool set
+    (a few thousand) rather than per chain (tens of thousands) and row. Each mean is numpy's over
+    the same values in the same row order as the loop's, so the same float, bit for bit; None when
+    there is no chain."""
+    if not names:
+        return None
+    sets = [frozenset(name.split(">")) for name in names]
+    where = {tools: k for k, tools in enumerate(dict.fromkeys(sets))}
+    set_of = np.array([where[tools] for tools in sets], dtype=np.int64)
+    index = {name: k for k, name in enumerate(names)}
+    by_set, scored, counts = [], [], np.zeros(len(names), dtype=np.int64)
+    for table in tables:
+        values = np.array([_set_value(table, tools) for tools in where], dtype=np.float64)
+        positions = np.array([index[name] for name in table.scored], dtype=np.int64)
+        known = ~np.isnan(values[set_of])
+        known[positions] = True
+        counts += known
+        by_set.append(values)
+        scored.append((positions, np.array(list(table.scored.values()), dtype=np.float64)))
+    most = int(counts.max())
+    complete = np.flatnonzero(counts == most)
+    means = np.empty(len(complete))
+    for start in range(0, len(complete), CHUNK):
+        rows = complete[start : start + CHUNK]
+        block = np.empty((len(rows), len(tables)))
+        for column, (values, (positions, given)) in enumerate(zip(by_set, scored, strict=True)):
+            block[:, column] = values[set_of[rows]]
+            inside = np.isin(positions, rows)
+            block[np.searchsorted(rows, positions[inside]), column] = given[inside]
+        if most == len(tables):
+            means[start : start + CHUNK] = block.mean(axis=1)
+        else:  # each chain's mean over the rows that score it, in row order
+            means[start : start + CHUNK] = [np.mean(line[~np.isnan(line)]) for line in block]
+    return [names[k] for k in complete], means
+
+
+def _set_value(table: _RowRewards, tools: frozenset[str]) -> float:
+    """The row's reward of an unrecorded chain over `tools`, in any order (NaN when the row cannot
+    score it): `_RowRewards.value`'s per-set value."""
+    if not tools <= table.own:
+        return float("nan")
+    if tools not in table.by_set:
+        ordered = [tool for tool in table.row["tools"] if tool in tools]
+        table.by_set[tools] = reward_of(table.row, ordered, table.lam, {})  # {}: never a recorded score
+    value = table.by_set[tools]
+    return float("nan") if value is None else value
 
 
 class _RowRewards:
