@@ -58,7 +58,7 @@ class Amem4RecContext(Context):
         metadata={"description": "AMEM4Rec: share of neighbours < tau_low that means STORE only."},
     )
     amem4rec_windows_per_user: int = field(
-        default=10,
+        default=5,
         metadata={
             "description": "AMEM4Rec training: at most this many windows per user, the most recent "
             "(0: every window, as the paper and PAPER_TRAINING do; a cap keeps bench's training time "
