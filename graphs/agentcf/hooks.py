@@ -19,7 +19,9 @@ from world.environment import get_environment
 def train_for_bench(request: PrepareRequest) -> Prepared:
     """`prepare` hook: the memories trained on the users' training interactions (graphs/agentcf/
     training.py), shown as "<method> · training"; metrics.json gets `training` (accuracy of the
-    user agents' choices, reflections, cost, the checkpoint file and whether it was reused)."""
+    user agents' choices, reflections, cost, the checkpoint file and whether it was reused). Also
+    `bench perf`'s `perf_prepare`: the perf users' memories are trained against the same simulator
+    first (kept in the cache like any), so the timed ranking reads trained memories."""
     ctx = request.context
     assert isinstance(ctx, AgentCFContext)
     env = get_environment(ctx.dataset)  # the run's world

@@ -17,6 +17,7 @@ def _agentcf(summary: str, **overrides: Any) -> MethodSpec:
         AgentCFContext,
         overrides,
         prepare="graphs.agentcf.hooks:train_for_bench",
+        perf_prepare="graphs.agentcf.hooks:train_for_bench",
         llm_calls="graphs.agentcf.hooks:agentcf_calls",
         reported=("agentcf_memory",),
     )
