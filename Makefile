@@ -20,7 +20,7 @@ LLAMA_VERSION := 0.3.36
 LLAMA_WHEELS  ?= $(HOME)/.cache/recgraph/wheels
 LLAMA_CMAKE   := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
-BENCH_ARGS ?= --methods all --dataset ml-100k --users 200 --candidates 10 --seed 0 --out runs/bench
+BENCH_ARGS ?= --methods all --dataset ml-100k --users 200 --candidates 10 --seed 0 --workers 2 --out runs/bench
 
 .PHONY: setup bench test lint clean
 
