@@ -60,7 +60,7 @@ class BaselinesContext(Context):
         metadata={
             "description": "SASRec: most training prefixes per epoch (cornac trains on every prefix of"
             " every session; beyond this, an epoch is the first batches of its shuffled sessions, another"
-            " seeded subset each epoch; 0: every prefix). ml-100k has ~46k."
+            " seeded subset each epoch; 0: every prefix). ml-100k has 38,762."
         },
     )
     gru4rec_hidden: int = field(default=100, metadata={"description": "GRU4Rec: GRU hidden units."})

@@ -1,7 +1,7 @@
 """The size-dependent rules that let the trained baselines train on a large catalog: a seeded sample
 of at most `VALIDATION_USERS` users' validation targets, at most `max_batches` LightGCN batches per
 epoch and at most `sasrec_epoch_prefixes` SASRec training prefixes per epoch; a catalog under every
-limit (ml-100k: 943 users, ~98k training interactions, ~46k prefixes) is unchanged. Uses
+limit (ml-100k: 943 users, ~98k training interactions, 38,762 prefixes) is unchanged. Uses
 test_trained's small catalog (24 split users)."""
 
 from __future__ import annotations
