@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypeVar
 
 from langchain_core.runnables import RunnableConfig
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from graphs.nodes import step_node
 from graphs.run_context import current_context
@@ -13,6 +14,8 @@ from state.base_state import BaseState
 from state.blackboard import post
 from state.contract import InvalidRecInput, RecInput
 from world.environment import environment_loaded, get_environment
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
 
 VALIDATE_NODE = "validate_input"
 
@@ -25,6 +28,16 @@ def describe_validation_error(error: ValidationError) -> str:
         message = issue["msg"].removeprefix("Value error, ")
         parts.append(f"{field}: {message}")
     return "invalid RecInput: " + "; ".join(parts)
+
+
+def service_input(model: type[ModelT], state: Mapping[str, Any], label: str) -> ModelT:
+    """A service graph's input read back from its state and validated by `model` (its fields that
+    are set), or one line naming `label` (InvalidRecInput)."""
+    raw = {key: state[key] for key in model.model_fields if state.get(key) is not None}
+    try:
+        return model.model_validate(raw)
+    except ValidationError as error:
+        raise InvalidRecInput(describe_validation_error(error).replace("RecInput", label)) from None
 
 
 def check_request(state: BaseState, config: RunnableConfig) -> dict[str, Any]:

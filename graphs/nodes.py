@@ -22,6 +22,7 @@ from typing import Any
 
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import ensure_config
+from langgraph.graph import END, START, StateGraph
 
 from agents.backends import model_label
 from agents.base import AgentResult, AgentTask, arun_agent, run_agent, superstep
@@ -246,3 +247,17 @@ def agent_node(
         return _merged(first, await abody({**state, **first}, config))
 
     return DualNode(name, body_after_first, abody_after_first, warm_first_call=warm_first_call)
+
+
+def one_step_graph(
+    name: str, body: StepBody, state: type, input_schema: type, output_schema: type, context_schema: type
+) -> StateGraph:
+    """The uncompiled `START -> name -> END` graph of a service step whose one node runs `body` off
+    the event loop (file or database writes): the commit graphs of training on a deployment."""
+    builder = StateGraph(
+        state, input_schema=input_schema, output_schema=output_schema, context_schema=context_schema
+    )
+    builder.add_node(name, step_node(name, body, blocking=True))
+    builder.add_edge(START, name)
+    builder.add_edge(name, END)
+    return builder

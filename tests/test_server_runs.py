@@ -3,7 +3,8 @@
 Each server starts as tests/test_studio_server.py starts one (no --allow-blocking, its own empty
 RECGRAPH_HOME) on a small ml-100k slice. Checked: the same results.jsonl rankings and metrics as the
 in-process run (heuristic and `--llm sim`), MemRec's Stage W and AMEM4Rec's training run on the
-server; the server's errors shown with their message; an unreachable URL refused in one line within
+server, and AgentCF's training through it (its memories written there by `agentcf_commit`); the
+server's errors shown with their message; an unreachable URL refused in one line within
 10 s; a replica killed with SIGKILL mid-run, its users retried on the other; LangSmith run names,
 tags and metadata of the runs the client started.
 """
@@ -28,6 +29,8 @@ from graphs.tracing import dataset_label, protocol_id
 from recgraph.cli import main
 from tests.langsmith_stub import LangSmithStub
 from tests.test_studio_server import REPO, DevServer, dev_server
+from world.environment import get_environment
+from world.paths import dataset_cache
 
 USERS = "4"
 
@@ -98,8 +101,8 @@ def metrics(out: Path) -> dict[str, dict[str, Any]]:
         for key in dropped:
             entry.pop(key, None)
         if "training" in entry:
-            for key in ("this_run", "pool", "reused"):
-                entry["training"].pop(key)
+            for key in ("this_run", "pool", "memories", "reused"):
+                entry["training"].pop(key, None)
     return untimed(found)
 
 
@@ -117,6 +120,32 @@ def test_bench_on_a_server_ranks_as_in_process(server: DevServer, dataset: str, 
     assert served["memrec"]["servers"]["runs"][url(server)] > int(USERS)  # warm-up writes + rankings
     assert served["amem4rec"]["settings"]["amem4rec_pool"].startswith("runs/remote/")
     assert not any((tmp_path / "there").glob("amem4rec_pool/*"))  # the client wrote no pool
+
+
+def test_agentcf_trains_through_the_server_and_ranks_as_in_process(
+    server: DevServer, dataset: str, tmp_path: Path
+) -> None:
+    """AgentCF's interactions run on the server, its memories are written there (agentcf_commit), and a
+    rerun reuses them: the same rankings, metrics and memories as in process."""
+    local = dataset_cache(get_environment(dataset).dataset) / "agentcf"
+    shutil.rmtree(local, ignore_errors=True)
+    there = tmp_path / "there"
+    try:
+        assert bench(there, dataset, "agentcf", "--server", url(server)) == 0
+        assert not local.exists()  # the client wrote no memories file
+        served = json.loads((there / "metrics.json").read_text())["methods"]["agentcf"]
+        location = served["settings"]["agentcf_memory"]
+        assert location.startswith("runs/remote/") and (REPO / location).is_file()
+        assert not served["training"]["reused"] and served["training"]["this_run"]["steps"] > 0
+        (there / "results.jsonl").unlink()  # rank again: the memories on the server are reused
+        assert bench(there, dataset, "agentcf", "--server", url(server)) == 0
+        again = json.loads((there / "metrics.json").read_text())["methods"]["agentcf"]["training"]
+        assert again["reused"] and again["this_run"]["steps"] == 0
+    finally:
+        shutil.rmtree(REPO / remote_name(there), ignore_errors=True)
+    assert bench(tmp_path / "here", dataset, "agentcf") == 0
+    assert records(there) == records(tmp_path / "here")
+    assert metrics(there) == metrics(tmp_path / "here")  # memories' fingerprint and counts included
 
 
 def test_bench_with_the_simulator_reports_usage_as_in_process(

@@ -5,6 +5,7 @@ the LLM requests per user."""
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
 from langchain_core.runnables import RunnableConfig
 
@@ -28,19 +29,22 @@ def train_for_bench(request: PrepareRequest) -> Prepared:
     label = f"{request.method} · training"
     progress = request.on_progress
     hook = (lambda done, total: progress(label, done, total)) if progress else None
-
-    def trace(step: Interaction) -> RunnableConfig:
-        return protocol_run_config(
-            request.protocol,
-            request.method,
-            step.user_id,
-            name="agentcf_train",
-            phase="training",
-            extra={"position": step.position},
-        )
-
+    trace = partial(interaction_trace, request)
     run = train_memories(env, ctx, list(request.users), request.concurrency, hook, trace)
     return Prepared(replace(ctx, agentcf_memory=str(run.path)), {"training": training_summary(run)})
+
+
+def interaction_trace(request: PrepareRequest, step: Interaction) -> RunnableConfig:
+    """The root-run config of one training interaction of a bench run (in-process or on a
+    deployment): it names the method, the user and the position."""
+    return protocol_run_config(
+        request.protocol,
+        request.method,
+        step.user_id,
+        name="agentcf_train",
+        phase="training",
+        extra={"position": step.position},
+    )
 
 
 def agentcf_calls(context: AgentCFContext, candidates: int) -> CallPlan:

@@ -18,6 +18,7 @@ def _agentcf(summary: str, **overrides: Any) -> MethodSpec:
         overrides,
         prepare="graphs.agentcf.hooks:train_for_bench",
         perf_prepare="graphs.agentcf.hooks:train_for_bench",
+        remote_prepare="graphs.agentcf.remote_training:train_remotely",
         llm_calls="graphs.agentcf.hooks:agentcf_calls",
         reported=("agentcf_memory",),
     )
@@ -39,6 +40,11 @@ SERVICE_GRAPHS: dict[str, ServiceGraph] = {
         "graphs.agentcf.train_graph:graph",
         "AgentCF training: one interaction through the user agent's choice and collaborative reflection",
         {"user_id": "1", "position": 0},
+    ),
+    "agentcf_commit": ServiceGraph(
+        "graphs.agentcf.remote_commit:graph",
+        "AgentCF training on a deployment: the trained memories written where the served graphs read them",
+        {"user_id": "1"},
     ),
 }
 """One training interaction as its own graph (Studio, and the bench training steps)."""

@@ -20,19 +20,18 @@ import operator
 from typing import Annotated, Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.graph import END, START, StateGraph
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from langgraph.graph import StateGraph
+from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
 from agents.amem4rec.retrieval import training_pool
-from graphs.common import describe_validation_error
-from graphs.nodes import step_node
+from graphs.common import service_input
+from graphs.nodes import one_step_graph
 from graphs.run_context import compile_method, current_context
 from state.amem4rec.context import Amem4RecContext
 from state.blackboard import BlackboardMessage, append_messages, post
 from world.database import database_url
 from world.environment import get_environment
-from world.errors import InvalidRecInput
 
 
 class CommitInput(BaseModel):
@@ -84,11 +83,7 @@ class CommitState(CommitOutput, total=False):
 
 
 def _commit(state: CommitState, config: RunnableConfig) -> dict[str, Any]:
-    raw = {key: state[key] for key in CommitInput.model_fields if state.get(key) is not None}
-    try:
-        request = CommitInput.model_validate(raw)
-    except ValidationError as error:
-        raise InvalidRecInput(describe_validation_error(error).replace("RecInput", "CommitInput")) from None
+    request = service_input(CommitInput, state, "CommitInput")
     ctx = current_context()
     pool = training_pool(ctx, get_environment(ctx.dataset))
     outcomes = pool.apply_all(list(request.plans)) if request.plans else []
@@ -112,13 +107,7 @@ def _commit(state: CommitState, config: RunnableConfig) -> dict[str, Any]:
 
 def build_amem4rec_commit() -> StateGraph:
     """The uncompiled commit graph."""
-    builder = StateGraph(
-        CommitState, input_schema=CommitInput, output_schema=CommitOutput, context_schema=Amem4RecContext
-    )
-    builder.add_node("commit_plans", step_node("commit_plans", _commit, blocking=True))
-    builder.add_edge(START, "commit_plans")
-    builder.add_edge("commit_plans", END)
-    return builder
+    return one_step_graph("commit_plans", _commit, CommitState, CommitInput, CommitOutput, Amem4RecContext)
 
 
 builder = build_amem4rec_commit()
