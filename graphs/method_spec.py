@@ -89,6 +89,13 @@ class RemoteRunner(Protocol):
         ...
 
 
+def run_one(remote: RemoteRunner, call: RemoteCall) -> dict[str, Any]:
+    """One run on one replica of the deployment (a training step's commit); its output."""
+    answers: list[dict[str, Any]] = []
+    remote.run_all([call], lambda _, output: answers.append(output), 1)
+    return answers[0]
+
+
 class HookReferenceError(RecgraphError):
     """A spec names a hook or graph that does not exist."""
 

@@ -25,7 +25,7 @@ from agents.agentcf.plan import Interaction, plan_steps
 from graphs.agentcf.hooks import interaction_trace
 from graphs.agentcf.training import TrainingRun, commit, memory_key, request_for, training_summary
 from graphs.hooks import Prepared, PrepareRequest
-from graphs.method_spec import RemoteCall, RemoteRunner, remote_name
+from graphs.method_spec import RemoteCall, RemoteRunner, remote_name, run_one
 from state.agentcf.context import AgentCFContext
 from tools.agentcf.store import Memories
 from world.environment import Environment, get_environment
@@ -34,10 +34,8 @@ from world.errors import RecgraphError
 
 def saved_remotely(remote: RemoteRunner, context: AgentCFContext, memories: Memories | None) -> Memories:
     """`agentcf_commit` on one replica: `memories` written (None: nothing); what the file holds."""
-    answers: list[dict[str, Any]] = []
     payload = {} if memories is None else {"memories": asdict(memories)}
-    remote.run_all([RemoteCall("agentcf_commit", payload, context)], lambda _, out: answers.append(out), 1)
-    return Memories(**answers[0]["memories"])
+    return Memories(**run_one(remote, RemoteCall("agentcf_commit", payload, context))["memories"])
 
 
 def train_remotely(request: PrepareRequest, remote: RemoteRunner) -> Prepared:

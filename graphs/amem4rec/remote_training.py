@@ -25,7 +25,7 @@ from agents.amem4rec.windows import WindowRef, plan_windows
 from graphs.amem4rec.hooks import POOL_DIR, bench_pool_key, pool_users, window_trace
 from graphs.amem4rec.training import TrainingRun, training_summary
 from graphs.hooks import Prepared, PrepareRequest
-from graphs.method_spec import RemoteCall, RemoteRunner, remote_name
+from graphs.method_spec import RemoteCall, RemoteRunner, remote_name, run_one
 from state.amem4rec.context import Amem4RecContext
 from world.environment import get_environment
 from world.errors import RecgraphError
@@ -64,10 +64,7 @@ def commit_remotely(
     remote: RemoteRunner, context: Amem4RecContext, plans: list[dict[str, Any]], windows: list[str]
 ) -> dict[str, Any]:
     """`amem4rec_commit` on one replica: `plans` applied in order; its description of the pool."""
-    answers: list[dict[str, Any]] = []
-    payload = {"plans": plans, "windows": windows}
-    remote.run_all([RemoteCall("amem4rec_commit", payload, context)], lambda _, out: answers.append(out), 1)
-    return answers[0]
+    return run_one(remote, RemoteCall("amem4rec_commit", {"plans": plans, "windows": windows}, context))
 
 
 def train_remotely(request: PrepareRequest, remote: RemoteRunner) -> Prepared:

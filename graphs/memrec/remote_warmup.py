@@ -21,7 +21,7 @@ from typing import Any
 
 from graphs.hooks import Prepared, PrepareRequest
 from graphs.memrec.warmup import MEMORY_DIR, warmup_interaction, warmup_usage
-from graphs.method_spec import RemoteCall, RemoteRunner, remote_name
+from graphs.method_spec import RemoteCall, RemoteRunner, remote_name, run_one
 from graphs.tracing import protocol_run_config
 from state.memrec.context import MemRecContext
 from world.data import natural_key
@@ -38,9 +38,7 @@ def remote_memory(request: PrepareRequest) -> MemRecContext:
 
 def apply_remotely(remote: RemoteRunner, ctx: MemRecContext, jobs: list[dict[str, Any]]) -> dict[str, Any]:
     """`memrec_apply` on one replica: `jobs` applied in order; its answer (applied, memory, shared)."""
-    answers: list[dict[str, Any]] = []
-    remote.run_all([RemoteCall("memrec_apply", {"jobs": jobs}, ctx)], lambda _, out: answers.append(out), 1)
-    return answers[0]
+    return run_one(remote, RemoteCall("memrec_apply", {"jobs": jobs}, ctx))
 
 
 def check_shared(remote: RemoteRunner, ctx: MemRecContext, method: str) -> None:
