@@ -135,7 +135,7 @@ def prefix_budget(prefixes: int, batch: int) -> Iterator[None]:
     """While cornac's SASRec trains, each epoch stops after `ceil(prefixes / batch)` batches of its
     prefix iterator (`session_seq_iter`, which shuffles the sessions every epoch from the model's
     seeded generator, so each epoch trains on another seeded subset of whole sessions); 0: no limit.
-    Cornac yields one training example per prefix of every session (650k at 50k users), where
+    Cornac yields one training example per prefix of every session (558,742 at 50k users), where
     SASRec's paper trains each sequence once, all positions at a time."""
     from cornac.models.sasrec import recom_sasrec
 

@@ -94,13 +94,8 @@ def complete_means(tables: Sequence[_RowRewards], names: list[str]) -> tuple[lis
 
 def _set_value(table: _RowRewards, tools: frozenset[str]) -> float:
     """The row's reward of an unrecorded chain over `tools`, in any order (NaN when the row cannot
-    score it): `_RowRewards.value`'s per-set value."""
-    if not tools <= table.own:
-        return float("nan")
-    if tools not in table.by_set:
-        ordered = [tool for tool in table.row["tools"] if tool in tools]
-        table.by_set[tools] = reward_of(table.row, ordered, table.lam, {})  # {}: never a recorded score
-    value = table.by_set[tools]
+    score it): `_RowRewards.set_reward`, as `_RowRewards.value` gives it."""
+    value = table.set_reward(tools) if tools <= table.own else None
     return float("nan") if value is None else value
 
 
@@ -126,8 +121,14 @@ class _RowRewards:
             return self.scored[name]
         if not self.order_free:
             return reward_of(self.row, tools, self.lam, self.codes)
+        return self.set_reward(wanted)
+
+    def set_reward(self, wanted: frozenset[str]) -> float | None:
+        """An order-free row's R(τ) of an unrecorded chain over the tool set `wanted`, whatever its
+        order (computed once per set from the set's ranking; None when the row has none)."""
         if wanted not in self.by_set:
-            self.by_set[wanted] = reward_of(self.row, tools, self.lam, self.codes)
+            ordered = [tool for tool in self.row["tools"] if tool in wanted]
+            self.by_set[wanted] = reward_of(self.row, ordered, self.lam, {})  # {}: never a recorded score
         return self.by_set[wanted]
 
 
