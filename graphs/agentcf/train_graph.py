@@ -23,14 +23,13 @@ from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
-from pydantic import ValidationError
 
 from agents.agentcf.choose import choice_task, shown_order
 from agents.agentcf.plan import Interaction, interaction
 from agents.agentcf.recall import item_memories, user_memory
 from agents.agentcf.reflect import item_reflection_task, user_reflection_task
 from agents.base import AgentResult
-from graphs.common import describe_validation_error
+from graphs.common import service_input
 from graphs.nodes import AgentCall, agent_node, step_node
 from graphs.run_context import compile_method, current_context
 from state.agentcf.context import AgentCFContext
@@ -38,7 +37,6 @@ from state.agentcf.state import InteractionInput, InteractionOutput, Interaction
 from state.blackboard import post
 from tools.agentcf.store import loaded, read_only
 from world.environment import Environment, environment_loaded, get_environment
-from world.errors import InvalidRecInput
 
 
 def step_of(state: InteractionState) -> Interaction:
@@ -55,11 +53,7 @@ def current(state: InteractionState) -> tuple[str, dict[str, str]]:
 
 def start(state: InteractionState, config: RunnableConfig) -> dict[str, Any]:
     """`interaction`: check the input, draw the negative, gather the memories it starts from."""
-    raw = {k: state[k] for k in InteractionInput.model_fields if state.get(k) is not None}
-    try:
-        request = InteractionInput.model_validate(raw)
-    except ValidationError as error:
-        raise InvalidRecInput(describe_validation_error(error).replace("RecInput", "interaction")) from None
+    request = service_input(InteractionInput, state, "interaction")
     ctx = current_context()
     assert isinstance(ctx, AgentCFContext)
     env = get_environment(ctx.dataset)

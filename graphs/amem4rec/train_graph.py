@@ -28,7 +28,6 @@ from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
-from pydantic import ValidationError
 
 from agents.amem4rec.evolve import evolve_task
 from agents.amem4rec.extract import extraction_task
@@ -38,7 +37,7 @@ from agents.amem4rec.retrieval import training_pool
 from agents.amem4rec.similarity import validate_similarity
 from agents.amem4rec.windows import memory_id, window_items, window_key
 from agents.base import AgentResult
-from graphs.common import describe_validation_error
+from graphs.common import service_input
 from graphs.nodes import AgentCall, agent_node, step_node
 from graphs.run_context import compile_method, current_context
 from state.amem4rec.context import Amem4RecContext
@@ -46,7 +45,7 @@ from state.amem4rec.state import WindowInput, WindowOutput, WindowState
 from state.blackboard import post
 from tools.amem4rec.record import encode_vector
 from world.environment import Environment, get_environment
-from world.errors import InvalidRecInput, RecgraphError
+from world.errors import RecgraphError
 
 COMMIT_MODES = ("apply", "propose")
 """Values of `Context.amem4rec_commit_mode`."""
@@ -71,11 +70,7 @@ USAGE_KEPT = (
 
 def check_window(state: WindowState, config: RunnableConfig) -> dict[str, Any]:
     """Check the request and cut the window out of the user's training history."""
-    raw = {key: state[key] for key in WindowInput.model_fields if state.get(key) is not None}
-    try:
-        request = WindowInput.model_validate(raw)
-    except ValidationError as error:
-        raise InvalidRecInput(describe_validation_error(error).replace("RecInput", "WindowInput")) from None
+    request = service_input(WindowInput, state, "WindowInput")
     ctx = current_context()
     if ctx.amem4rec_commit_mode not in COMMIT_MODES:
         raise RecgraphError(

@@ -29,18 +29,17 @@ from typing import Annotated, Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
 from agents.base import AgentResult
 from agents.memrec.features import feature_index
 from agents.memrec.write import write_job, write_job_id, write_task
-from graphs.common import dataset_not_loaded, describe_validation_error
+from graphs.common import dataset_not_loaded, service_input
 from graphs.memrec.graph import curate_node, synthesise
 from graphs.nodes import AgentCall, agent_node, step_node
 from graphs.run_context import compile_method, current_context
 from state.blackboard import BlackboardMessage, append_messages, post
-from state.contract import InvalidRecInput
 from state.memrec.context import MemRecContext
 from state.memrec.schemas import MemoryWrite
 from state.memrec.state import FacetRecord, MemRecState
@@ -116,11 +115,7 @@ class WriteState(MemRecState, total=False):
 
 
 def _validate_write(state: WriteState, config: RunnableConfig) -> dict[str, Any]:
-    raw = {key: state[key] for key in WriteInput.model_fields if state.get(key) is not None}
-    try:
-        request = WriteInput.model_validate(raw)
-    except ValidationError as error:
-        raise InvalidRecInput(describe_validation_error(error).replace("RecInput", "WriteInput")) from None
+    request = service_input(WriteInput, state, "WriteInput")
     ctx = current_context()
     if ctx.memrec_write_mode not in WRITE_MODES:
         raise RecgraphError(
