@@ -71,14 +71,15 @@ def _save(state: CommitState, config: RunnableConfig) -> dict[str, Any]:
     path = Path(location)
     if path.is_absolute() or path.parts[:2] != tuple(REMOTE_ROOT.split("/")) or ".." in path.parts:
         raise InvalidRecInput(f"agentcf_memory {location!r}: agentcf_commit writes only under {REMOTE_ROOT}/")
-    if request.memories is not None:
+    if request.memories is None:
+        held = load(path)
+    else:
         try:
-            memories = Memories(**request.memories)
+            held = Memories(**request.memories)
         except TypeError as error:
             raise InvalidRecInput(f"CommitInput.memories is not AgentCF memories: {error}") from None
-        save(path, memories)
+        save(path, held)  # what the file holds now: no need to read it back
         forget(location)  # the served ranking graphs read the new file
-    held = load(path)
     note = f"{held.steps_done} steps of memories at {location}"
     return {"memories": asdict(held), "location": location, "trace": [post("save_memories", note)]}
 
