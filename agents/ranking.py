@@ -2,27 +2,46 @@
 much of a final ranking the model decided.
 
 A ranking's positions come from one of three origins: "model" (an id the model placed itself),
-"repair" (an id the model left out, appended by validation in the fallback's order) and
+"repair" (an id the model left out, appended by validation in `left_out_order`, the one rule every
+LLM ranker follows) and
 "fallback" (the deterministic answer: the LLM failed, or the backend is heuristic).
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Final
+
+import numpy as np
 
 from agents.base import InvalidAnswer
 from agents.validation import NO_VALID_IDS, constrained_schema, keep_known_unique, missing_ids
 from state.schemas import RankedList
 
+LEFT_OUT_RULE: Final = (
+    "ids a model leaves out follow its ranking in a random order seeded by the candidate set, the "
+    "same for every method; each is a repair position"
+)
+"""How every LLM ranker completes a partial ranking (`left_out_order`); docs/benchmarking.md."""
 
-def repair_ranking(
-    proposed: Sequence[str], candidates: Sequence[str], fallback_order: Sequence[str]
-) -> tuple[list[str], list[str]]:
+
+def left_out_order(candidates: Iterable[str]) -> list[str]:
+    """The candidates in the one order every LLM ranker appends the ids its model left out: a
+    permutation seeded by the set of candidates alone (not their given order, not any method's
+    scores), so the same candidates get the same order in every method and run."""
+    pool = sorted(set(candidates))
+    digest = hashlib.sha256("\x1f".join(pool).encode()).digest()
+    order = np.random.default_rng(int.from_bytes(digest[:8], "big")).permutation(len(pool))
+    return [pool[i] for i in order]
+
+
+def repair_ranking(proposed: Sequence[str], candidates: Sequence[str]) -> tuple[list[str], list[str]]:
     """A permutation of exactly `candidates` that keeps the model's order where it is valid.
 
     Unknown and repeated ids are dropped; candidates the model left out are appended in
-    `fallback_order`. Returns the ranking and the repair kinds applied (one entry per id).
+    `left_out_order` (`LEFT_OUT_RULE`). Returns the ranking and the repair kinds applied (one entry
+    per id).
     Raises `InvalidAnswer` when not a single proposed id is a candidate — nothing to keep.
     """
     kept, repairs = keep_known_unique(
@@ -33,7 +52,7 @@ def repair_ranking(
             "none of the ids in 'ranking' is a candidate; use the ids in square brackets",
             kind=NO_VALID_IDS,
         )
-    missing, filled = missing_ids(kept, [*fallback_order, *candidates])
+    missing, filled = missing_ids(kept, left_out_order(candidates))
     ranking = [*kept, *missing]
     repairs += filled
     return ranking, repairs
@@ -104,7 +123,7 @@ def output_origin(ranking: Sequence[str], records: Iterable[Mapping[str, Any]]) 
 
 def origin_note(origin: Mapping[str, Any]) -> str:
     """One sentence on how much of a ranking an LLM decided, e.g. "the model placed 2 of the top 5
-    (2 of 10 in all); validation appended the other 8 in the fallback's order"."""
+    (2 of 10 in all); validation appended the other 8 in the seeded left-out order"."""
     every = origin["all"]
     total = sum(every.values())
     if origin["source"] != "llm":
@@ -114,7 +133,7 @@ def origin_note(origin: Mapping[str, Any]) -> str:
     top5 = origin["top5"]
     return (
         f"the model placed {top5['model']} of the top {sum(top5.values())} ({every['model']} of {total} in "
-        f"all); validation appended the other {every['repair']} in the fallback's order"
+        f"all); validation appended the other {every['repair']} in the seeded left-out order"
     )
 
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from bench.retrieval_candidates import RETRIEVAL_SOURCES
 from world.data import natural_key
 from world.environment import Environment
 from world.evaluation_world import scenario_cases
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from bench.protocol import EvalCase, Protocol
     from world.split import UserCase
 
-Source = Literal["pools", "uniform", "mixed", "retrieval"]
+Source = Literal["pools", "uniform", "mixed", "retrieval", "retrieval_negatives"]
 """How negatives are drawn: the dataset's pools only, uniformly from unseen items, both, or ARAG's
 retrieval stage (`--candidate-source retrieval`, which ignores the pools)."""
 
@@ -83,10 +84,11 @@ def usable_negatives(env: Environment, user_id: str, scenario: str = "classic") 
 
 
 def eligibility(
-    env: Environment, scenario: str, candidates: int, mix: bool = False, retrieval: bool = False
+    env: Environment, scenario: str, candidates: int, mix: bool = False, retrieval: bool | str = False
 ) -> Eligibility:
     """The users `scenario` may evaluate with `candidates` per user, and why (see module doc);
-    `retrieval`: candidates come from the retrieval stage, so the pools do not restrict anyone."""
+    `retrieval` (True or the source's name): candidates come from the retrieval stage, so the pools
+    do not restrict anyone."""
     cases = split_of(env, scenario)  # cold_start: the users the default split drops too
     users = eligible_users(cases, scenario, env.popularity, len(env.item_ids))
     steps = [
@@ -96,7 +98,7 @@ def eligibility(
     pooled = pool_users(env)
     source: Source = "uniform"
     if retrieval:
-        source = "retrieval"
+        source = retrieval if retrieval == "retrieval_negatives" else "retrieval"
     elif pooled and mix:
         source = "mixed"
     elif pooled:
@@ -139,8 +141,11 @@ def how_candidates(source: Source, candidates: int) -> str:
         "mixed": f"{negatives} from the user's pre-generated pool where the dataset has one, else sampled "
         "uniformly from unseen items (--mix-candidates)",
         "retrieval": f"the top {candidates} items of ARAG's embedding retrieval for the user context over "
-        "the unseen catalog, the target replacing the lowest one when the retrieval missed it "
+        "the unseen catalog, as retrieved: a user whose target it missed scores 0 "
         "(--candidate-source retrieval)",
+        "retrieval_negatives": f"the target and {candidates - 1} negatives drawn from the top of ARAG's "
+        "embedding retrieval for the user context over the unseen catalog "
+        "(--candidate-source retrieval_negatives)",
     }[source]
 
 
@@ -149,7 +154,7 @@ def candidates_block(env: Environment, protocol: Protocol, cases: Sequence[EvalC
     scenario, eligible users under every scenario the dataset supports, and who was evaluated (the
     users of `cases`; with the retrieval source, the retrieval's recall@N from the cases' `recalled`)."""
     scenario, candidates, mix = protocol.scenario, protocol.candidates, protocol.mix_candidates
-    retrieval = protocol.candidate_source == "retrieval"
+    retrieval = protocol.candidate_source if protocol.candidate_source in RETRIEVAL_SOURCES else False
     chosen = eligibility(env, scenario, candidates, mix, retrieval)
     evaluated = [case.user_id for case in cases]
     by_scenario = {  # cold_start counted without a second split of the dataset (`eligible_count`)
@@ -167,7 +172,7 @@ def candidates_block(env: Environment, protocol: Protocol, cases: Sequence[EvalC
         "evaluated": len(evaluated),
         "evaluated_with_pool": sum(1 for user in evaluated if user in chosen.pooled),
     }
-    if retrieval:  # the retrieval stage's own recall@N: how often it found the target itself
+    if retrieval:  # the retrieval stage's own recall@N: how often its top N held the target
         found = [case.recalled for case in cases if case.recalled is not None]
         block[f"recall@{candidates}"] = sum(found) / len(found) if found else None
     return block

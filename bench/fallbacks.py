@@ -8,7 +8,7 @@ Stage W warm-up and training calls made before ranking are reported apart (`stag
 and do not enter the ranking's share.
 
 An answer the model did give may still decide little of the ranking: validation appends the ids the
-model left out in the fallback's order (`agents.ranking`). The share of the top-5 positions that the
+model left out in the seeded left-out order (`agents.ranking`). The share of the top-5 positions that the
 model did not choose (appended by repair, or from a fallback answer) warns above `--repair-warn` and
 fails the run above `--fallback-fail`. It too is counted only for rankings asked of an LLM: with the
 heuristic backend the model decides no position by definition, shown as "–", and never warns.
@@ -79,7 +79,7 @@ FALLBACK_NOTE = (
     "fallback_share: share of the agent answers asked of an LLM that came from the deterministic "
     "fallback after every attempt failed (– when no LLM was asked: heuristic backend, classic methods); "
     "model@k: share of the top-k positions (all: every position) of the LLM rankers' rankings that the "
-    "model chose itself, the rest appended by repair in the fallback's order or from fallback answers "
+    "model chose itself, the rest appended by repair in the seeded left-out order or from fallback answers "
     "(– when no LLM was asked)"
 )
 """What the usage columns mean (report.md states it under the settings)."""
@@ -143,8 +143,8 @@ class FallbackCheck:
         )
         return (
             f"WARNING: more than {format_share(self.repair_warn_above)} of the top-5 positions did not come "
-            f"from the model in {shares}: validation appended them in the fallback's order or a fallback "
-            "answered, so these rows are largely heuristic rankings, not LLM results."
+            f"from the model in {shares}: validation appended them in the seeded left-out order or a "
+            "fallback answered, so these rows are largely heuristic rankings, not LLM results."
         )
 
     def not_chosen_failure(self) -> str:

@@ -48,6 +48,10 @@ def method_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     ordered = sorted(records, key=lambda r: r["user_id"])
     summary: dict[str, Any] = mean_metrics(r["metrics"] for r in ordered)
     summary["users"] = len(ordered)
+    judged = [r for r in ordered if "recalled" in r]
+    if judged:  # retrieval sources: the same metrics over the users whose target the retrieval recalled
+        recalled = [r for r in judged if r["recalled"]]
+        summary["on_recalled"] = {**mean_metrics(r["metrics"] for r in recalled), "users": len(recalled)}
     for field in USAGE_FIELDS:
         total = math.fsum(usage_count(r["usage"], field) for r in ordered)
         summary[field] = total if field == "est_cost_usd" else int(total)

@@ -13,16 +13,17 @@ def cutoffs(n_candidates: int) -> tuple[int, ...]:
     return (1, 3, 5, 10) if n_candidates > 10 else (1, 3, 5)
 
 
-def rank_of(target: str, ranking: Sequence[str]) -> int:
-    """1-based rank of `target` in `ranking`; raises ValueError when absent."""
-    try:
-        return ranking.index(target) + 1
-    except ValueError:
-        raise ValueError(f"target {target!r} is not in the ranking") from None
+def rank_of(target: str, ranking: Sequence[str]) -> int | None:
+    """1-based rank of `target` in `ranking`; None when absent (the `retrieval` candidate source
+    ranks the retrieved items as they are, so a target the retrieval missed is in no ranking)."""
+    return ranking.index(target) + 1 if target in ranking else None
 
 
-def user_metrics(rank: int, n_candidates: int) -> dict[str, float]:
-    """hit@K, ndcg@K (K>1), mrr and avg_hr for a target at 1-based `rank`."""
+def user_metrics(rank: int | None, n_candidates: int) -> dict[str, float]:
+    """hit@K, ndcg@K (K>1), mrr and avg_hr for a target at 1-based `rank`; every metric 0 for a
+    target that is not among the candidates (`rank` None)."""
+    if rank is None:
+        return dict.fromkeys(user_metrics(1, n_candidates), 0.0)
     if not 1 <= rank <= n_candidates:
         raise ValueError(f"rank {rank} outside 1..{n_candidates}")
     metrics: dict[str, float] = {}

@@ -10,7 +10,7 @@ import numpy as np
 
 from bench.candidates import sample_candidates
 from bench.eligibility import eligibility
-from bench.retrieval_candidates import retrieval_candidates
+from bench.retrieval_candidates import RETRIEVAL_SOURCES, retrieval_candidates
 from state.context import Context
 from world.data import natural_key
 from world.environment import Environment
@@ -39,7 +39,11 @@ class Protocol:
     """When the dataset ships candidate pools: also evaluate users without one (uniform negatives)."""
     candidate_source: str = "auto"
     """auto: the dataset's pools where it ships them, else uniform negatives; retrieval: ARAG's recall
-    stage (bench/retrieval_candidates.py)."""
+    stage's top N as retrieved; retrieval_negatives: the target and N−1 negatives drawn from the
+    retrieval's top `retrieval_pool` (bench/retrieval_candidates.py)."""
+    retrieval_pool: int = 0
+    """retrieval_negatives: K, the top of the retrieval the negatives are drawn from (0: 5N; at
+    least 5N)."""
     knobs: tuple[tuple[str, Any], ...] = ()
     """The run's `--set NAME=VALUE` knobs, parsed (bench/knob_settings.py), in the order given."""
 
@@ -54,6 +58,8 @@ class Protocol:
             del fields["mix_candidates"]
         if self.candidate_source == "auto":
             del fields["candidate_source"]
+        if not self.retrieval_pool:
+            del fields["retrieval_pool"]
         if self.knobs:
             fields["set"] = dict(self.knobs)
         return fields
@@ -70,8 +76,9 @@ class EvalCase:
     candidates: list[str]
     """Shuffled target + negatives."""
     recalled: bool | None = None
-    """With `--candidate-source retrieval`: whether the retrieval itself found the target (its
-    recall@N is the share of such cases); None for the other sources."""
+    """With a retrieval source: whether the retrieval's top N held the target (its recall@N is the
+    share of such cases; with `retrieval` a missed target is not among the candidates); None for the
+    other sources."""
 
     def request(self, scenario: str) -> dict[str, object]:
         """The `RecInput` a graph receives for this case."""
@@ -92,7 +99,7 @@ def plan_cases(env: Environment, protocol: Protocol) -> list[EvalCase]:
     """The users under test (a seeded sample of eligible users) with their candidates."""
     check_protocol(protocol)
     check_scenario(protocol.scenario, env.dataset.has_time)
-    retrieval = protocol.candidate_source == "retrieval"
+    retrieval = protocol.candidate_source in RETRIEVAL_SOURCES
     chosen = eligibility(env, protocol.scenario, protocol.candidates, protocol.mix_candidates, retrieval)
     eligible = chosen.users
     if not eligible:
@@ -114,11 +121,11 @@ def plan_cases_for(env: Environment, protocol: Protocol, users: list[str]) -> li
             raise ProtocolError(f"user {user_id!r} has too few interactions to hold one out")
         target = split[user_id].target.item_id
         fixed = presplit.get(user_id)
-        if protocol.candidate_source == "retrieval":  # ARAG's recall stage (bench/retrieval_candidates.py)
+        if protocol.candidate_source in RETRIEVAL_SOURCES:  # bench/retrieval_candidates.py
             shown, others = env.history(user_id, protocol.scenario), env.interacted(user_id) - {target}
             retrieved = retrieval_candidates(
                 env, user_id=user_id, target=target, n=protocol.candidates, history=shown, interacted=others,
-                seed=protocol.seed,
+                seed=protocol.seed, source=protocol.candidate_source, retrieval_pool=protocol.retrieval_pool,
             )  # fmt: skip
             cases.append(EvalCase(user_id, target, retrieved.candidates, retrieved.recalled))
             continue

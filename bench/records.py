@@ -53,6 +53,8 @@ def result_record(
         "agents": agent_breakdown(output.get("usage") or []),
         "seconds": seconds,
     }
+    if case.recalled is not None:  # retrieval sources: whether the retrieval's top N held the target
+        record["recalled"] = case.recalled
     truncated = truncated_answers(output.get("usage") or [])
     if truncated:  # answers cut off at their output budget, per agent (agents/output_budget.py)
         record["truncated"] = truncated

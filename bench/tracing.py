@@ -71,7 +71,8 @@ def feedback_values(record: Mapping[str, Any]) -> dict[str, float]:
     """The feedback of one scored user: hit@1, ndcg@5 (when N >= 5) and the target's rank."""
     metrics = record["metrics"]
     values = {key: float(metrics[key]) for key in FEEDBACK_KEYS if key in metrics}
-    values["target_rank"] = float(record["rank"])
+    if record["rank"] is not None:  # None: the target was not among the candidates (`retrieval`)
+        values["target_rank"] = float(record["rank"])
     return values
 
 

@@ -20,6 +20,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from graphs.evidence_use import EvidenceUse
 from state.context import Context
 from world.errors import RecgraphError
 
@@ -188,6 +189,8 @@ class MethodSpec:
     """What the graph cannot rank without and does not build itself (empty: nothing), e.g. a learned
     planner checkpoint: `prepare` builds it for `recgraph bench`; in Studio and `graph.invoke()` the
     graph refuses in one line saying how to build it, never ranking with something else instead."""
+    evidence: EvidenceUse | None = None
+    """What it reads and learns from (the fairness table, bench/fairness.py); every method declares it."""
     item_vectors: bool = False
     """True when its nodes read the MiniLM item vectors of a user's history and candidates: bench and
     bench perf embed those rows for every evaluated user in large batches before ranking

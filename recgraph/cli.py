@@ -89,12 +89,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument(
         "--candidate-source",
-        choices=("auto", "retrieval"),
+        choices=("auto", "retrieval", "retrieval_negatives"),
         default="auto",
         help="auto: the dataset's candidate pools where it ships them, else uniformly sampled negatives; "
         "retrieval: ARAG's recall stage, the top N of an embedding retrieval over the unseen catalog for "
-        "the user context (the target replaces the lowest item when missed; metrics.json reports the "
-        "retrieval's own recall@N)",
+        "the user context, as retrieved (a user whose target it missed scores 0; metrics.json reports "
+        "the retrieval's recall@N and each method over the recalled users too); retrieval_negatives: "
+        "the target and N-1 negatives drawn from the retrieval's top --retrieval-pool",
+    )
+    bench.add_argument(
+        "--retrieval-pool",
+        type=int,
+        default=0,
+        metavar="K",
+        help="retrieval_negatives: draw the negatives from the retrieval's top K (default and least: 5N)",
     )
     add_dataset_options(bench)
     add_set_option(bench)

@@ -59,6 +59,7 @@ def protocol_from_args(args: argparse.Namespace, llm: str, knobs: KnobSettings |
         llm=llm,
         mix_candidates=getattr(args, "mix_candidates", False),
         candidate_source=getattr(args, "candidate_source", "auto"),
+        retrieval_pool=getattr(args, "retrieval_pool", 0),
         knobs=tuple(knobs.given.items()) if knobs is not None else (),
     )
 

@@ -28,7 +28,7 @@ def add_fallback_options(parser: argparse.ArgumentParser) -> None:
         "fallbacks and repair",
         "fallback share: share of the agent answers asked of an LLM that came from the deterministic "
         "fallback; not chosen: share of the LLM rankers' top-5 positions the model did not choose "
-        "(appended by repair in the fallback's order, or from a fallback answer). Neither is counted "
+        "(appended by repair in the seeded left-out order, or from a fallback answer). Neither is counted "
         "for the heuristic backend or classic methods.",
     )
     group.add_argument(

@@ -13,7 +13,7 @@ def _errors(record: Mapping[str, Any]) -> str:
 
 def repair_notice(usage: Sequence[Mapping[str, Any]]) -> str | None:
     """One sentence when the model's ranking named only some candidates and validation appended the
-    rest in the fallback's order (None when the model placed every one, or no LLM ranked)."""
+    rest in the seeded left-out order (None when the model placed every one, or no LLM ranked)."""
     ranker = next((r for r in reversed(usage) if r.get("ranking_origin")), None)
     origin = (ranker or {}).get("ranking_origin") or {}
     if origin.get("source") != "llm" or not origin["all"]["repair"]:

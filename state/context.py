@@ -118,6 +118,28 @@ class Context:
         default=10,
         metadata={"description": "How many items to return when no candidates are given."},
     )
+    item_text: Literal["full", "title"] = field(
+        default="full",
+        metadata={
+            "description": "Evidence contract (prompts/evidence.py): what every LLM prompt shows of a "
+            "candidate. full: its line, description and training reviews where the dataset has them; "
+            "title: its line only (title, year, categories)."
+        },
+    )
+    use_instruction: bool = field(
+        default=True,
+        metadata={
+            "description": "Evidence contract: show the user's instruction (the request's, else the "
+            "dataset's) above the candidates in every LLM ranker's prompt."
+        },
+    )
+    history_items: int = field(
+        default=50,
+        metadata={
+            "description": "Evidence contract: most recent visible history items an LLM prompt lists "
+            "(0: all); a method that shows another number says so with a knob of its own."
+        },
+    )
 
 
 def backend_for(context: Context, role: str) -> str:

@@ -8,7 +8,7 @@ import openai
 import pytest
 
 from agents.base import AgentTask, InvalidAnswer, run_agent
-from agents.ranking import repair_ranking
+from agents.ranking import left_out_order, repair_ranking
 from agents.usage import critical_path_depth, price_of, summarise_usage
 from graphs.baselines.llm import vanilla_llm_graph
 from state.context import Context
@@ -25,7 +25,7 @@ def task() -> AgentTask[RankedList]:
     from langchain_core.messages import HumanMessage, SystemMessage
 
     def validate(answer: RankedList) -> tuple[RankedList, list[str]]:
-        ranking, repairs = repair_ranking(answer.ranking, CANDIDATES, FALLBACK)
+        ranking, repairs = repair_ranking(answer.ranking, CANDIDATES)
         return RankedList(ranking=ranking, reason=answer.reason), repairs
 
     messages = [SystemMessage(content="rank"), HumanMessage(content="Candidates:\n[a]\n[b]\n[c]\n[d]")]
@@ -49,12 +49,12 @@ def status_error(kind: type, status: int) -> Exception:
 
 
 def test_repair_ranking() -> None:
-    ranking, repairs = repair_ranking(["b", "ghost", "b", "a"], CANDIDATES, FALLBACK)
-    assert ranking == ["b", "a", "d", "c"]
+    ranking, repairs = repair_ranking(["b", "ghost", "b", "a"], CANDIDATES)
+    assert ranking == ["b", "a", *[i for i in left_out_order(CANDIDATES) if i in {"c", "d"}]]
     assert sorted(repairs) == ["duplicate_id", "missing_id", "missing_id", "unknown_id"]
-    assert repair_ranking(["c", "a", "d", "b"], CANDIDATES, FALLBACK) == (["c", "a", "d", "b"], [])
+    assert repair_ranking(["c", "a", "d", "b"], CANDIDATES) == (["c", "a", "d", "b"], [])
     with pytest.raises(InvalidAnswer, match="none of the ids"):
-        repair_ranking(["x", "y"], CANDIDATES, FALLBACK)
+        repair_ranking(["x", "y"], CANDIDATES)
 
 
 def test_valid_first_answer(monkeypatch) -> None:

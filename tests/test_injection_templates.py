@@ -96,7 +96,7 @@ def test_retry_shapes_alternate_and_keep_the_task() -> None:
 
 def _task() -> AgentTask[RankedList]:
     def validate(answer: RankedList) -> tuple[RankedList, list[str]]:
-        ranking, repairs = repair_ranking(answer.ranking, CANDIDATES, CANDIDATES[::-1])
+        ranking, repairs = repair_ranking(answer.ranking, CANDIDATES)
         return RankedList(ranking=ranking, reason=answer.reason), repairs
 
     return AgentTask(

@@ -53,8 +53,19 @@ def test_rank_out_of_range_is_refused() -> None:
 
 def test_rank_of_and_missing_target() -> None:
     assert rank_of("b", ["a", "b", "c"]) == 2
-    with pytest.raises(ValueError, match="'z' is not in the ranking"):
-        rank_of("z", ["a", "b"])
+    assert rank_of("z", ["a", "b"]) is None
+
+
+def test_a_target_missing_from_the_candidates_scores_zero_everywhere() -> None:
+    # The `retrieval` source ranks I0 as retrieved: a missed target is in no ranking.
+    missed = user_metrics(None, 20)
+    assert set(missed) == set(user_metrics(1, 20))
+    assert all(value == 0.0 for value in missed.values())
+    # Worked mean: ranks 1 and 2 of 10 plus one missed user: hit@1 = 1/3, mrr = (1 + 1/2 + 0)/3 = 0.5.
+    means = mean_metrics([user_metrics(1, 10), user_metrics(2, 10), user_metrics(None, 10)])
+    assert means["hit@1"] == pytest.approx(1 / 3)
+    assert means["mrr"] == pytest.approx(0.5)
+    assert means["ndcg@3"] == pytest.approx((1 + 1 / math.log2(3)) / 3)
 
 
 def test_mean_over_users_worked_example() -> None:

@@ -28,7 +28,7 @@ TEN = ["1", "50", "181", "100", "258", "7", "98", "127", "174", "172"]
 ENDPOINT = "http://llm.test/v1"
 WARNING = (
     "WARNING: more than 20.0% of the top-5 positions did not come from the model in vanilla_llm 60.0% "
-    "(repair 60.0%, fallback 0.0%): validation appended them in the fallback's order or a fallback "
+    "(repair 60.0%, fallback 0.0%): validation appended them in the seeded left-out order or a fallback "
     "answered, so these rows are largely heuristic rankings, not LLM results."
 )
 FAILURE = (
@@ -87,7 +87,7 @@ def test_a_model_naming_two_of_ten_ids_decides_two_of_the_top_five(monkeypatch) 
     assert post["role"] == "vanilla_llm_ranker" and post["content"].startswith("[llm]")
     assert post["content"].endswith(
         " · the model placed 2 of the top 5 (2 of 10 in all); validation appended the other 8 in the "
-        "fallback's order"
+        "seeded left-out order"
     )
 
 

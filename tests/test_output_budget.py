@@ -82,7 +82,7 @@ CANDIDATES = [f"c{n}" for n in range(15)]
 
 def ranking_task() -> AgentTask[RankedList]:
     def validate(answer: RankedList) -> tuple[RankedList, list[str]]:
-        ranking, repairs = repair_ranking(answer.ranking, CANDIDATES, CANDIDATES)
+        ranking, repairs = repair_ranking(answer.ranking, CANDIDATES)
         return RankedList(ranking=ranking, reason=answer.reason), repairs
 
     return AgentTask(

@@ -1,6 +1,7 @@
-"""The `retrieval` candidate source (ARAG's recall stage I⁰) on a tiny catalog with hand-made vectors:
-the top N for the user context, the target swapped in for the lowest item when missed, recall@N,
-seeded order, and a query that reads only what the scenario shows."""
+"""The retrieval candidate sources (ARAG's recall stage I⁰) on a tiny catalog with hand-made vectors:
+`retrieval` takes the top N for the user context as retrieved (a missed target is not swapped in
+and scores 0), `retrieval_negatives` draws N−1 negatives from the top K beside the target; recall@N,
+metrics over the recalled users, seeded order, and a query that reads only what the scenario shows."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 
 from bench.eligibility import candidates_block, describe_candidates
 from bench.protocol import Protocol, plan_cases, plan_cases_for
-from bench.retrieval_candidates import retrieval_candidates
+from bench.retrieval_candidates import pool_size, retrieval_candidates
 from tools.catalog_index import recall_set, retrieve_candidates
 from tools.user_context import user_split
 from world.environment import Environment, get_environment
@@ -29,11 +30,11 @@ def tiny(tiny_dataset_dir: Path, monkeypatch: Any) -> Environment:
     return env
 
 
-def candidates_of(env: Environment, user: str, n: int = 2, seed: int = 0) -> Any:
+def candidates_of(env: Environment, user: str, n: int = 2, seed: int = 0, source: str = "retrieval") -> Any:
     target = env.cases[user].target.item_id
     return retrieval_candidates(
         env, user_id=user, target=target, n=n, history=env.history(user),
-        interacted=env.interacted(user) - {target}, seed=seed,
+        interacted=env.interacted(user) - {target}, seed=seed, source=source,
     )  # fmt: skip
 
 
@@ -45,12 +46,42 @@ def test_top_n_for_the_user_context_over_the_unseen_catalog(tiny: Environment) -
     assert sorted(got.candidates) == ["2", "6"] and got.recalled
 
 
-def test_a_missed_target_replaces_the_lowest_retrieved_item(tiny: Environment) -> None:
+def test_a_missed_target_is_not_swapped_in_and_scores_zero(tiny: Environment) -> None:
     """u1: unseen 2, 4, 5 score 1, 0, 0.8; retrieval takes 2 and 5 and misses the target 4, which
-    replaces 5 (the lowest)."""
+    stays out: the user's ranking cannot hold it, so every metric is 0, and the method's
+    metrics.json entry reports the recalled users beside all of them."""
+    from bench.method_summary import method_metrics
+    from bench.protocol import EvalCase
+    from bench.records import result_record
+
     assert recall_set(tiny, *user_split(tiny, "u1", tiny.history("u1")), 2, {"1", "6", "3"}) == ["2", "5"]
     got = candidates_of(tiny, "u1")
-    assert sorted(got.candidates) == ["2", "4"] and not got.recalled
+    assert sorted(got.candidates) == ["2", "5"] and not got.recalled
+    missed = EvalCase("u1", "4", got.candidates, got.recalled)
+    found = EvalCase("u2", "6", ["2", "6"], True)
+    records = [
+        result_record("popularity", missed, {"ranking": got.candidates}, 0.0),
+        result_record("popularity", found, {"ranking": ["6", "2"]}, 0.0),
+    ]
+    assert records[0]["rank"] is None and set(records[0]["metrics"].values()) == {0.0}
+    assert [r["recalled"] for r in records] == [False, True]
+    summary = method_metrics(records)
+    assert summary["hit@1"] == 0.5 and summary["mrr"] == 0.5  # (0 + 1) / 2 over every user
+    assert summary["on_recalled"]["hit@1"] == 1.0 and summary["on_recalled"]["users"] == 1
+
+
+def test_retrieval_negatives_draws_beside_the_target_from_the_top_k(tiny: Environment) -> None:
+    """u2 (query along axis 0): unseen 2, 4, 5, 6 score 1, 0, 0.8, 1, retrieved as 2, 6, 5, 4. With
+    N = 2 the pool is the top max(K, 5N) = all four; the target 6 is always a candidate and its one
+    negative is drawn (seeded) from 2, 5, 4, not always the most similar one."""
+    negatives = set()
+    for seed in range(12):
+        got = candidates_of(tiny, "u2", 2, seed, "retrieval_negatives")
+        assert "6" in got.candidates and len(set(got.candidates)) == 2 and got.recalled
+        negatives |= set(got.candidates) - {"6"}
+    assert negatives == {"2", "4", "5"}
+    assert candidates_of(tiny, "u1", 2, 0, "retrieval_negatives").recalled is False  # top 2: 2, 5
+    assert pool_size(10, 0) == 50 and pool_size(10, 80) == 80 and pool_size(10, 20) == 50
 
 
 def test_recall_at_n_is_the_share_of_targets_the_retrieval_found(tiny: Environment, monkeypatch: Any) -> None:
@@ -71,8 +102,10 @@ def test_recall_at_n_is_the_share_of_targets_the_retrieval_found(tiny: Environme
     assert "candidate_source" not in Protocol(dataset="x").as_dict()  # old logs still resume
 
 
-def test_every_case_holds_the_target_and_the_order_is_seeded(tiny: Environment) -> None:
-    protocol = Protocol(dataset=tiny.dataset.source, candidates=3, users=2, candidate_source="retrieval")
+def test_every_negatives_case_holds_the_target_and_the_order_is_seeded(tiny: Environment) -> None:
+    protocol = Protocol(
+        dataset=tiny.dataset.source, candidates=3, users=2, candidate_source="retrieval_negatives"
+    )
     cases = plan_cases_for(tiny, protocol, ["u1", "u2"])
     for case in cases:
         assert case.target in case.candidates and len(set(case.candidates)) == 3

@@ -85,7 +85,7 @@ def ranking_task() -> AgentTask[RankedList]:
     ids, fallback = ["a", "b", "c", "d"], ["d", "c", "b", "a"]
 
     def validate(answer: RankedList) -> tuple[RankedList, list[str]]:
-        ranking, repairs = repair_ranking(answer.ranking, ids, fallback)
+        ranking, repairs = repair_ranking(answer.ranking, ids)
         return RankedList(ranking=ranking, reason=answer.reason), repairs
 
     return AgentTask(

@@ -10,7 +10,7 @@ import pytest
 
 from agents import validation
 from agents.base import InvalidAnswer
-from agents.ranking import repair_ranking
+from agents.ranking import left_out_order, repair_ranking
 from agents.validation import (
     ERROR_KINDS,
     REPAIR_KINDS,
@@ -121,13 +121,25 @@ def test_keep_known_unique_keeps_first_known_in_order_and_names_repairs() -> Non
     assert missing_ids({"b"}, ["c", "b", "a", "c"]) == (["c", "a"], ["missing_id", "missing_id"])
 
 
-def test_repair_ranking_keeps_the_model_order_and_fills_from_the_fallback() -> None:
-    ranking, repairs = repair_ranking([" c", "x", "c", "a"], ["a", "b", "c", "d"], ["d", "b", "a", "c"])
-    assert ranking == ["c", "a", "d", "b"]
+def test_repair_ranking_keeps_the_model_order_and_fills_in_the_shared_left_out_order() -> None:
+    ranking, repairs = repair_ranking([" c", "x", "c", "a"], ["a", "b", "c", "d"])
+    assert ranking[:2] == ["c", "a"]
+    assert ranking[2:] == [i for i in left_out_order(["a", "b", "c", "d"]) if i in {"b", "d"}]
     assert repairs == ["unknown_id", "duplicate_id", "missing_id", "missing_id"]
     with pytest.raises(InvalidAnswer) as error:
-        repair_ranking(["x"], ["a"], ["a"])
+        repair_ranking(["x"], ["a"])
     assert error.value.kind == "no_valid_ids"
+
+
+def test_left_out_order_depends_on_the_candidate_set_alone() -> None:
+    """One order per candidate set, whatever order the candidates came in: no method's scores and
+    no given order can reach it (the one rule of every LLM ranker)."""
+    ids = [str(i) for i in range(1, 21)]
+    order = left_out_order(ids)
+    assert sorted(order) == sorted(ids)
+    assert left_out_order(list(reversed(ids))) == order == left_out_order(ids[7:] + ids[:7])
+    assert order not in (ids, sorted(ids), list(reversed(ids)))  # a shuffle, not a given order
+    assert left_out_order([*ids[:19], "99"]) != order  # another set, another seed
 
 
 def test_cut_text_bounds_length_with_an_ellipsis() -> None:

@@ -16,8 +16,9 @@ from collections.abc import Mapping, Sequence
 from agents.agentcf.memory import affinity, features, render_user
 from agents.base import AgentTask
 from agents.ranking import ranking_json_schema, repair_ranking
-from prompts.agentcf import RANK_BASIC, RANK_RETRIEVAL, RANK_SEQUENTIAL, memory_lines
+from prompts.agentcf import RANK_BASIC, RANK_RETRIEVAL, RANK_SEQUENTIAL
 from prompts.common import item_block, quote
+from prompts.evidence import instruction_for, item_text_block, request_line
 from state.agentcf.context import AgentCFContext
 from state.schemas import RankedList
 from world.environment import Environment
@@ -68,16 +69,31 @@ def fallback_order(env: Environment, candidates: Sequence[str], scores: Mapping[
     return sorted(candidates, key=lambda c: (-scores[c], -env.popularity.get(c, 0), position[c]))
 
 
+def candidate_memories(
+    env: Environment, ctx: AgentCFContext, memories: Mapping[str, str], candidates: Sequence[str],
+    user_id: str | None, instruction: str | None,
+) -> str:
+    """`[id] "<item agent's memory>"` per candidate with its description and reviews below (the
+    evidence contract's T(i)), then the request line when there is an instruction."""
+    heads = {item: f"[{item}] {quote(memories[item], ctx.agentcf_item_chars)}" for item in candidates}
+    block = item_text_block(env, candidates, ctx, heads=heads)
+    request = request_line(instruction_for(env, user_id, instruction, ctx))
+    return f"{block}\n\n{request}" if request else block
+
+
 def rank_task(
     env: Environment, ctx: AgentCFContext, memory: str, memories: Mapping[str, str],
     candidates: Sequence[str], history: Sequence[str], past: Sequence[str],
+    user_id: str | None = None, instruction: str | None = None,
 ) -> tuple[AgentTask[RankedList], dict[str, float]]:
-    """The user agent's ranking task for one request, and the fallback's scores."""
+    """The user agent's ranking task for one request, and the fallback's scores. Each candidate is
+    its item agent's memory with the evidence contract's description and reviews below it, and the
+    request line (`prompts.evidence`) follows the list."""
     scores = fallback_scores(env, ctx, memory, memories, candidates, history, past)
     order = fallback_order(env, candidates, scores)
     slots = {
         "user_memory": quote(memory, ctx.agentcf_user_chars),
-        "candidates": memory_lines(memories, candidates, ctx.agentcf_item_chars),
+        "candidates": candidate_memories(env, ctx, memories, candidates, user_id, instruction),
     }
     prompt = RANK_BASIC
     if ctx.agentcf_ranking == "sequential":
@@ -88,7 +104,7 @@ def rank_task(
     messages = prompt.format_messages(**slots)
 
     def validate(answer: RankedList) -> tuple[RankedList, list[str]]:
-        ranking, repairs = repair_ranking(answer.ranking, candidates, order)
+        ranking, repairs = repair_ranking(answer.ranking, candidates)
         return RankedList(ranking=ranking, reason=" ".join(answer.reason.split())[:200]), repairs
 
     def fallback() -> RankedList:

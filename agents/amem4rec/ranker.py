@@ -1,7 +1,7 @@
 """Memory-augmented ranking (Section 3.5): ONE call of the ranker ("rec" role) orders every
 candidate from the user's recent history (most recent first), the K retrieved memories and the
 candidates: {ranked_item_ids, reasoning}. The answer is repaired into a permutation of exactly the
-candidates (`agents.ranking.repair_ranking`, missing ids appended in the fallback's order).
+candidates (`agents.ranking.repair_ranking`, missing ids appended in the seeded left-out order).
 
 Fallback: per candidate c with MiniLM item vector v_c,
     score(c) = (w_h * cos(v_c, mean of the recent history's vectors)
@@ -23,6 +23,7 @@ from agents.base import AgentTask
 from agents.ranking import repair_ranking
 from agents.validation import constrained_schema
 from prompts.amem4rec import ranking_messages
+from prompts.evidence import candidates_evidence, shown_history
 from state.amem4rec.context import Amem4RecContext
 from state.amem4rec.schemas import MemoryRanking
 from tools.similarity import profile_vector, rank_by_scores
@@ -71,16 +72,22 @@ def ranker_call(
     memories: Sequence[Mapping[str, Any]],
     memory_vectors: np.ndarray,
     candidates: Sequence[str],
+    *,
+    user_id: str | None = None,
+    instruction: str | None = None,
 ) -> RankerCall:
-    """The ranker's task for one user: recent history, retrieved memories, every candidate."""
+    """The ranker's task for one user: the visible history (the evidence contract's
+    `history_items`), retrieved memories, every candidate with its text and the request line.
+    The fallback and the memory query read the `amem4rec_recent_items` most recent items."""
     recent = list(history[-ctx.amem4rec_recent_items :]) if ctx.amem4rec_recent_items > 0 else list(history)
     scores = fallback_scores(env, recent, memory_vectors, [m["score"] for m in memories], candidates, ctx)
     order = rank_by_scores(list(candidates), scores)
     by_item = {c: float(s) for c, s in zip(candidates, scores, strict=True)}
-    messages = ranking_messages(env.dataset, recent, memories, candidates)
+    shown = candidates_evidence(env, candidates, ctx, user_id=user_id, instruction=instruction)
+    messages = ranking_messages(env.dataset, shown_history(history, ctx), memories, shown)
 
     def validate(answer: MemoryRanking) -> tuple[MemoryRanking, list[str]]:
-        ranking, repairs = repair_ranking(answer.ranked_item_ids, candidates, order)
+        ranking, repairs = repair_ranking(answer.ranked_item_ids, candidates)
         return MemoryRanking(
             ranked_item_ids=ranking, reasoning=" ".join(answer.reasoning.split())[:240]
         ), repairs

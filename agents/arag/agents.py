@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from agents.arag.extractive import extractive_context_summary, extractive_user_summary
-from agents.arag.item_text import candidates_text, item_text
 from agents.arag.signals import (
     NEUTRAL_SCORE,
     category_weights,
@@ -38,6 +37,7 @@ from agents.validation import (
 )
 from prompts import arag as prompts
 from prompts.common import item_block, item_line, quote
+from prompts.evidence import candidates_evidence, item_text, shown_history
 from state.arag.context import AragContext
 from state.arag.schemas import NLI_MAX, NLI_MIN, ContextSummary, NliJudgment, NliJudgments, UserSummary
 from world.environment import Environment
@@ -60,7 +60,7 @@ def user_understanding_task(
 ) -> AgentTask[UserSummary]:
     """UUA: summarise long-term tastes and the session's intent."""
     long_term, session = split_context(history, ctx.arag_session_items)
-    shown = shown_long_term(ctx, long_term)
+    shown = shown_long_term(ctx, long_term, session)
     messages = prompts.USER_UNDERSTANDING.format_messages(
         long_term_count=len(shown),
         long_term_total=len(long_term),
@@ -93,9 +93,13 @@ def user_understanding_task(
     )
 
 
-def shown_long_term(ctx: AragContext, long_term: Sequence[str]) -> list[str]:
-    """The part of C_lt the prompts list: its latest `arag_long_term_items` (all when 0)."""
-    return list(long_term[-ctx.arag_long_term_items :]) if ctx.arag_long_term_items > 0 else list(long_term)
+def shown_long_term(ctx: AragContext, long_term: Sequence[str], session: Sequence[str]) -> list[str]:
+    """The part of C_lt the prompts list: its latest items, so that C_lt and C_st together show at
+    most the evidence contract's `history_items` (all when 0; `prompts.evidence.shown_history`)."""
+    if ctx.history_items <= 0:
+        return list(long_term)
+    room = max(ctx.history_items - len(session), 0)
+    return shown_history(long_term, ctx, room) if room else []
 
 
 def _nli_messages(
@@ -104,7 +108,7 @@ def _nli_messages(
     """The NLI prompt: u = (C_lt, C_st) as item lists (C_lt bounded, with its category shares) and
     the items to judge with their text T(i)."""
     long_term, session = split_context(history, ctx.arag_session_items)
-    shown = shown_long_term(ctx, long_term)
+    shown = shown_long_term(ctx, long_term, session)
     sketch = format_weights(category_weights(env.dataset, long_term)) if long_term else "unknown"
     template = prompts.NLI_BATCHED if batched else prompts.NLI_PER_ITEM
     return template.format_messages(
@@ -113,7 +117,7 @@ def _nli_messages(
         long_term=item_block(env.dataset, shown),
         categories=quote(sketch),
         session=item_block(env.dataset, session),
-        candidates=candidates_text(env, items),
+        candidates=candidates_evidence(env, items, ctx, use_instruction=False),
     )
 
 
@@ -228,13 +232,13 @@ def context_summary_task(
     weights = accepted_items(items, scores, ctx.arag_nli_threshold)
     if scores is None:
         selection = "all recalled items, unweighted: no NLI judgments"
-        lines = [item_text(env, i) for i in weights]
+        lines = [item_text(env, i, ctx) for i in weights]
     else:
         selection = f"items with support ≥ {ctx.arag_nli_threshold:g}"
-        lines = [
-            item_text(env, i, f"{item_line(env.dataset, i)} | support {w:.1f}: {quote(reasons.get(i, ''))}")
-            for i, w in weights.items()
-        ]
+        lines = []
+        for i, w in weights.items():
+            head = f"{item_line(env.dataset, i)} | support {w:.1f}: {quote(reasons.get(i, ''))}"
+            lines.append(item_text(env, i, ctx, head))
     messages = prompts.CONTEXT_SUMMARY.format_messages(
         user_summary=quote(user_summary),
         selection=selection[0].upper() + selection[1:],

@@ -2,10 +2,9 @@
 
 The fallback (no LLM, or every attempt failed) ranks by the fusion documented in
 `agents.arag.signals` (NLI score and similarity to the session). An LLM ranking that leaves ids
-out is repaired by `LEFT_OUT_RULE`: the ids the model placed keep its order, and the ones it left
-out follow in the order of the recall set I⁰ as the ranker received it, no score involved (in the
-benchmark I⁰ is the given candidate list, whose order is a seeded shuffle). Each appended id is a
-"repair" position in `model_share`, never the model's.
+out is repaired by `agents.ranking.LEFT_OUT_RULE`, the rule of every LLM ranker: the ids the model
+placed keep its order, and the ones it left out follow in a random order seeded by the candidate
+set, no score involved. Each appended id is a "repair" position in `model_share`, never the model's.
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agents.arag.item_text import candidates_text
 from agents.arag.signals import NEUTRAL_SCORE, fused_scores, session_similarity
 from agents.base import AgentTask
 from agents.ranking import repair_ranking
@@ -26,6 +24,7 @@ from agents.validation import (
 )
 from prompts import arag as prompts
 from prompts.common import quote
+from prompts.evidence import candidates_evidence
 from state.arag.context import AragContext
 from state.arag.schemas import ExplainedRanking, ItemRationale
 from tools.similarity import rank_by_scores
@@ -33,8 +32,6 @@ from world.environment import Environment
 
 REASON_CHARS = 80
 """Cap on one item's rationale."""
-LEFT_OUT_RULE = "ids the model left out follow its ranking in the recall set's order"
-"""How a partial LLM ranking is completed (module docstring)."""
 
 
 @dataclass
@@ -96,15 +93,19 @@ def item_ranker_task(
     user_summary: str,
     context_summary: str | None,
     nli: dict[str, float] | None,
+    *,
+    user_id: str | None = None,
+    instruction: str | None = None,
 ) -> RankerTask:
-    """IRA: rank every recall item from the blackboard's S_user and S_ctx."""
+    """IRA: rank every recall item from the blackboard's S_user and S_ctx, the candidates and the
+    request line as the evidence contract shows them (`prompts.evidence`)."""
     scores, basis = fused_scores(env, history, items, ctx.arag_session_items, nli)
     order = rank_by_scores(items, scores)
     session = session_similarity(env, history, items, ctx.arag_session_items)
     messages = prompts.ITEM_RANKER.format_messages(
         user_summary=quote(user_summary),
         context_summary=context_for_prompt(context_summary, nli),
-        candidates=candidates_text(env, items),
+        candidates=candidates_evidence(env, items, ctx, user_id=user_id, instruction=instruction),
     )
 
     def reason(position: int, item: str) -> str:
@@ -118,7 +119,7 @@ def item_ranker_task(
         return ", ".join(parts) or "ranked by popularity (no history)"
 
     def validate(answer: ExplainedRanking) -> tuple[ExplainedRanking, list[str]]:
-        ranking, repairs = repair_ranking(answer.ranking, items, items)  # LEFT_OUT_RULE
+        ranking, repairs = repair_ranking(answer.ranking, items)
         rationales, rationale_repairs = keep_rationales(answer.rationales, items)
         return ExplainedRanking(
             ranking=ranking, rationales=rationales, explanation=answer.explanation

@@ -18,7 +18,7 @@ C_lt everything before it. Vectors are the MiniLM embeddings of the items' text 
 - Ranker fusion (the item ranker's fallback): ``½ · s_NLI(i)/10 + ½ · session similarity``
   when NLI scores are on the blackboard, session similarity alone when they are not, and
   training popularity for users with no history. Ties keep the recall order. It orders only a
-  fallback answer; ids an LLM ranking leaves out are placed by `agents.arag.ranker.LEFT_OUT_RULE`.
+  fallback answer; ids an LLM ranking leaves out are placed by `agents.ranking.LEFT_OUT_RULE`.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Each baseline shows the model a different slice of the history, and its fallback ranks
 the candidates by MiniLM cosine to the mean of exactly that slice (popularity when the
 slice is empty):
-- vanilla_llm: the most recent `Context.vanilla_llm_history_items` interactions (LLMRank);
+- vanilla_llm: the evidence contract's most recent `Context.history_items` interactions;
 - recency_llm: the last `Context.recency_llm_items` interactions (ARAG's recency baseline);
 - vanilla_rag: the `Context.vanilla_rag_items` history items most similar to the user context
   (ARAG's Vanilla RAG baseline: f_Emb(u) of `tools.user_context`, u = (C_lt, C_st) with the last
@@ -24,7 +24,8 @@ from agents.baselines import llmrank
 from agents.ranking import ranking_json_schema, repair_ranking
 from prompts import baselines as prompts
 from prompts.baselines import llmrank as llmrank_prompts
-from prompts.common import candidates_block, item_block
+from prompts.common import item_block
+from prompts.evidence import candidates_evidence, shown_history
 from state.baselines.context import BaselinesContext
 from state.schemas import RankedList
 from tools.similarity import similarity_order
@@ -46,9 +47,8 @@ def same_items(shown: list[str]) -> list[str]:
 def recent_history(
     env: Environment, ctx: BaselinesContext, history: Sequence[str], candidates: Sequence[str]
 ) -> list[str]:
-    """The most recent `prompt_history_items` (all when 0)."""
-    limit = ctx.vanilla_llm_history_items
-    return list(history[-limit:]) if limit > 0 else list(history)
+    """The evidence contract's most recent `history_items` (all when 0)."""
+    return shown_history(history, ctx)
 
 
 def latest_history(
@@ -95,21 +95,28 @@ class PromptedRanker:
         return f"{self.method}_ranker"
 
     def task(
-        self, env: Environment, ctx: BaselinesContext, history: Sequence[str], candidates: Sequence[str]
+        self,
+        env: Environment,
+        ctx: BaselinesContext,
+        history: Sequence[str],
+        candidates: Sequence[str],
+        *,
+        user_id: str | None = None,
+        instruction: str | None = None,
     ) -> AgentTask[RankedList]:
-        """The agent task for one user."""
+        """The agent task for one user (`user_id` and `instruction` for the request line)."""
         shown = self.history_slice(env, ctx, history, candidates)
         fallback_order = similarity_order(env, self.profile(shown), candidates)
         block = self.history_block(env, shown) if self.history_block else item_block(env.dataset, shown)
         messages = self.prompt.format_messages(
             history=block,
-            candidates=candidates_block(env.dataset, candidates),
+            candidates=candidates_evidence(env, candidates, ctx, user_id=user_id, instruction=instruction),
             count=len(shown),
             **(self.slots(env, shown) if self.slots else {}),
         )
 
         def validate(answer: RankedList) -> tuple[RankedList, list[str]]:
-            ranking, repairs = repair_ranking(answer.ranking, candidates, fallback_order)
+            ranking, repairs = repair_ranking(answer.ranking, candidates)
             return RankedList(ranking=ranking, reason=answer.reason), repairs
 
         def fallback() -> RankedList:

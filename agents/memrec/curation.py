@@ -98,14 +98,16 @@ def curate(
     min_items: int,
     visible: Sequence[str] | None = None,
     reads_per_kept: int | None = READS_PER_KEPT,
+    candidate_aware: bool = False,
 ) -> Curated:
     """Score the neighbourhood of `user_id` for these candidates and keep N'_k(u) (see
     `neighbour_features` for `visible`). Only the user neighbours that may be among the best k
     users have their memory read (agents/memrec/similarity_reads.py), at most `reads_per_kept` x k
     of them (None: no limit). The users `select_top` can keep are among them, so within the limit
-    the result is the same as with every memory read."""
+    the result is the same as with every memory read. The features read the candidates only when
+    `candidate_aware` (`memrec_curation = "candidates"`; Eq. 2 takes none)."""
     found: NeighbourFeatures = neighbour_features(
-        index, user_id, candidates, visible=visible, user_similarity=False
+        index, user_id, candidates, visible=visible, user_similarity=False, candidate_aware=candidate_aware
     )
     unread = read_needed(index, rule_set, found, k, None if reads_per_kept is None else reads_per_kept * k)
     found.matrix[unread, SIMILARITY] = 0.0  # ranked last below: never kept

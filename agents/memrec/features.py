@@ -12,11 +12,16 @@ sharing at least one of them (2 hops). Each neighbour gets the five `FEATURES` (
 - recency_days: days between the neighbour's interaction (an item: u's interaction with it; a
   user: v's latest interaction with a shared item) and u's latest training interaction. Without
   timestamps, positions read in days at the dataset's median pace (agents/memrec/order_clock.py).
-- co_interaction_count: users: items shared with u; items: co-occurrences with the candidates,
-  i.e. over other users, the sum of (has the item) x (number of candidates they interacted with).
-- metadata_overlap_score: 0.5 * Ruzicka(d_n, d_candidates) + 0.5 * Ruzicka(d_n, d_u), where d are
-  category distributions (an item: its categories, uniform; a user: their training history's;
-  the candidates: their mean), Ruzicka(a, b) = sum min / sum max (a weighted Jaccard).
+- co_interaction_count: users: items shared with u; items: co-occurrences with the rest of u's
+  (visible) history, i.e. over other users, the sum of (has the item) x (number of u's other
+  items they interacted with). Eq. 2 scores neighbours without the candidates, and so does this
+  default; `memrec_curation = "candidates"` (our variant, graphs/memrec/FIDELITY.md) counts
+  co-occurrences with the candidates instead: over other users, (has the item) x (number of
+  candidates they interacted with).
+- metadata_overlap_score: Ruzicka(d_n, d_u), where d are category distributions (an item: its
+  categories, uniform; a user: their training history's), Ruzicka(a, b) = sum min / sum max (a
+  weighted Jaccard); the candidate-aware variant takes 0.5 * Ruzicka(d_n, d_candidates) +
+  0.5 * Ruzicka(d_n, d_u), d_candidates the candidates' mean.
 - memory_similarity_score: cosine (clipped at 0) of MiniLM embeddings of the neighbour's memory
   and u's memory. Unchanged item memories reuse `Environment.item_vectors()`; initial user
   memories are embedded when first read (agents/memrec/user_vectors.py), and curation reads a user
@@ -202,8 +207,10 @@ def neighbour_features(
     hops: int = 2,
     visible: Sequence[str] | None = None,
     user_similarity: bool = True,
+    candidate_aware: bool = False,
 ) -> NeighbourFeatures:
-    """The five features of every 1-hop item and (hops=2) 2-hop user of `user_id`.
+    """The five features of every 1-hop item and (hops=2) 2-hop user of `user_id`; the candidates
+    enter them only when `candidate_aware` (module docstring).
 
     `visible` (the scenario's visible history) limits the 1-hop items, so scenarios that hide
     part of the history (cold_user, evolving_*) do not leak it through the neighbourhood.
@@ -217,24 +224,23 @@ def neighbour_features(
     anchor = float(times.max()) if times.size else 0.0
     updated = index.updated_vectors()
     uvec = index.user_vector(user_id, updated)
-    d_cand = index.candidate_distribution(candidates)
     d_user = index.user_dist[u]
     if visible is not None:  # the profile of what is visible, not of the whole training history
         counts = index.item_categories[items].sum(axis=0)
         d_user = counts / counts.sum() if counts.sum() > 0 else np.zeros_like(counts)
+    d_cand = index.candidate_distribution(candidates) if candidate_aware else d_user
     # Every (shared item, other user) edge at once.
     starts, ends = graph.item_ptr[items], graph.item_ptr[items + 1]
     lengths = ends - starts
     group = np.repeat(np.arange(len(items)), lengths)
     flat = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
     who, when = graph.item_users[flat], index.clock.item_times[flat]
-    cand_cols = np.array([env.item_index[c] for c in candidates], dtype=np.int64)
-    c_lengths = graph.item_ptr[cand_cols + 1] - graph.item_ptr[cand_cols]
-    c_flat = np.repeat(graph.item_ptr[cand_cols] - np.cumsum(c_lengths) + c_lengths, c_lengths)
-    c_users = graph.item_users[c_flat + np.arange(c_lengths.sum())]
-    per_user_cands = np.bincount(c_users, minlength=len(index.degree)).astype(np.float64)
-    per_user_cands[u] = 0.0
-    co_items = np.bincount(group, weights=per_user_cands[who], minlength=len(items))
+    if candidate_aware:
+        per_user = _candidates_per_user(index, candidates)
+    else:  # each other user's count of u's items, less the item itself: co-occurrence with the rest
+        per_user = np.bincount(who, minlength=len(index.degree)).astype(np.float64) - 1.0
+    per_user[u] = 0.0
+    co_items = np.bincount(group, weights=per_user[who], minlength=len(items))
     item_rows = index.item_dist[items]
     item_x = np.column_stack(
         [
@@ -279,6 +285,16 @@ def neighbour_features(
     if user_similarity:
         read_user_similarity(index, found, np.flatnonzero(np.isnan(matrix[:, 4])))
     return found
+
+
+def _candidates_per_user(index: FeatureIndex, candidates: Sequence[str]) -> np.ndarray:
+    """How many of `candidates` each user interacted with (training graph), by user index."""
+    graph = index.graph
+    cand_cols = np.array([index.env.item_index[c] for c in candidates], dtype=np.int64)
+    c_lengths = graph.item_ptr[cand_cols + 1] - graph.item_ptr[cand_cols]
+    c_flat = np.repeat(graph.item_ptr[cand_cols] - np.cumsum(c_lengths) + c_lengths, c_lengths)
+    c_users = graph.item_users[c_flat + np.arange(c_lengths.sum())]
+    return np.bincount(c_users, minlength=len(index.degree)).astype(np.float64)
 
 
 def read_user_similarity(index: FeatureIndex, found: NeighbourFeatures, rows: np.ndarray) -> None:

@@ -67,6 +67,7 @@ def neighbourhood_view(
             ctx.memrec_min_items,
             visible,
             reads_per_kept=ctx.memrec_similarity_reads or None,
+            candidate_aware=ctx.memrec_curation == "candidates",
         )
     else:
         found = empty_curation()

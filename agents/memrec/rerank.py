@@ -4,7 +4,8 @@ the candidates' memories (Eq. 4); the ranking is the model's scores, descending,
 Ranking rule of a model's answer (`model_order`), using no collaborative or embedding signal:
 1. score, descending;
 2. equal scores: the order the model listed them in;
-3. candidates the model left out: after every scored one (score 0 in the output), in input order.
+3. candidates the model left out: after every scored one (score 0 in the output), in
+   `agents.ranking.left_out_order` (the one rule of every LLM ranker).
 Every position of a candidate the model scored is the model's own (`AgentUsage.model_ids`, hence
 `model_share`): its score, or within a tie its own listing, places it. Left-out candidates are
 placed by the rule and counted as such ("repair" in `ranking_origin`); `tied_ids` names the scored
@@ -43,7 +44,7 @@ from agents.memrec.collaborative import cosine_cooccurrence, interacted, mean_un
 from agents.memrec.curation import Curated
 from agents.memrec.features import FeatureIndex, recency_profile
 from agents.memrec.write import facet_lines
-from agents.ranking import clip_score
+from agents.ranking import clip_score, left_out_order
 from agents.validation import (
     NO_VALID_IDS,
     SCORE_CLIPPED,
@@ -204,7 +205,7 @@ def tied_ids(answer: CandidateScores) -> list[str]:
 
 def validate_scores(answer: CandidateScores, candidates: Sequence[str]) -> tuple[CandidateScores, list[str]]:
     """Keep candidate ids once each (unknown/duplicates dropped) in the model's order, clip scores,
-    and append the candidates it left out (score 0, in input order)."""
+    and append the candidates it left out (score 0, in `agents.ranking.left_out_order`)."""
     repairs: list[str] = []
 
     def clipped(item: str, entry: CandidateScore) -> CandidateScore:
@@ -218,7 +219,7 @@ def validate_scores(answer: CandidateScores, candidates: Sequence[str]) -> tuple
     repairs += dropped
     if not kept:
         raise InvalidAnswer("no entry names a candidate; use the ids in square brackets", kind=NO_VALID_IDS)
-    missing, filled = missing_ids(kept, candidates)
+    missing, filled = missing_ids(kept, left_out_order(candidates))
     repairs += filled
     left_out = [CandidateScore(item_id=item, score=0.0, rationale=LEFT_OUT) for item in missing]
     return CandidateScores(scores=[*kept.values(), *left_out]), repairs

@@ -39,7 +39,9 @@ from agents.validation import (
     keep_known_unique,
 )
 from prompts import memrec as prompts
-from prompts.common import candidates_block, quote, quote_list
+from prompts.common import quote, quote_list
+from prompts.evidence import candidates_evidence
+from state.context import Context
 from state.memrec.schemas import Facet, FacetSet, SupportEdge
 from tools.memrec.graph import user_node
 from world.environment import Environment
@@ -233,9 +235,12 @@ def synthesis_task(
     n_facets: int,
     budget: int,
     visible: Sequence[str] | None = None,
+    ctx: Context | None = None,
 ) -> tuple[AgentTask[FacetSet], BudgetedContext]:
-    """The Stage R agent task for one user, and the budgeted context it shows."""
-    candidates_text = candidates_block(env.dataset, candidates)
+    """The Stage R agent task for one user, and the budgeted context it shows; the candidates are
+    the evidence contract's (`prompts.evidence`: their text under `ctx`; the request line is the
+    reranker's, so not repeated here)."""
+    candidates_text = candidates_evidence(env, candidates, ctx, use_instruction=False)
     notes = neighbour_notes(env, curated, memories)
     context = fit_budget(user_memory, curated.node_ids, notes, candidates_text, budget)
     messages = prompts.SYNTHESIS.format_messages(

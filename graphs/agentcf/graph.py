@@ -96,6 +96,7 @@ def prepare_rank(state: AgentCFState, ctx: Any, env: Environment) -> AgentCall:
     task, scores = rank_task(
         env, ctx, state["user_memory"], state["item_memories"], candidates,
         state.get("history", []), state.get("past_memories", []),
+        state.get("user_id"), state.get("instruction"),
     )  # fmt: skip
 
     def finish(result: AgentResult) -> dict[str, Any]:

@@ -5,8 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from graphs.evidence_use import TEXT_FIELDS, TRAINING, EvidenceUse
 from graphs.method_spec import MethodSpec, ServiceGraph
 from state.agentcf.context import AgentCFContext
+
+HISTORY = {
+    "sequential": "last {agentcf_history_items} (B+H's own window: `agentcf_history_items`)",
+    "retrieval": "none (its past self-descriptions instead)",
+}
+"""What each ranking prompt shows of the history (basic: none; its memory stands for it)."""
 
 
 def _agentcf(summary: str, **overrides: Any) -> MethodSpec:
@@ -21,6 +28,11 @@ def _agentcf(summary: str, **overrides: Any) -> MethodSpec:
         remote_prepare="graphs.agentcf.remote_training:train_remotely",
         llm_calls="graphs.agentcf.hooks:agentcf_calls",
         reported=("agentcf_memory",),
+        evidence=EvidenceUse(
+            HISTORY.get(overrides.get("agentcf_ranking", "basic"), "none"),
+            f"its item agent's memory, then T(i)'s {TEXT_FIELDS}",
+            learns_from="user and item memories trained on " + TRAINING,
+        ),
     )
 
 

@@ -70,7 +70,10 @@ def prepare_rank(state: Amem4RecState, ctx: Amem4RecContext, env: Environment) -
     """The ranker's one call over every candidate."""
     memories = state.get("memories", [])
     vectors = np.array([decode_vector(v) for v in state.get("memory_vectors", [])]).reshape(-1, EMBEDDING_DIM)
-    call = ranker_call(env, ctx, state.get("history", []), memories, vectors, state["candidates"])
+    call = ranker_call(
+        env, ctx, state.get("history", []), memories, vectors, state["candidates"],
+        user_id=state.get("user_id"), instruction=state.get("instruction"),
+    )  # fmt: skip
 
     def finish(result: AgentResult) -> dict[str, Any]:
         answer, usage = result.output, result.usage

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from graphs.evidence_use import EvidenceUse
 from graphs.hooks import CallPlan
 from graphs.method_spec import MethodSpec, ServiceGraph
 from state.amem4rec.context import Amem4RecContext
@@ -29,6 +30,10 @@ def _amem4rec(summary: str, **overrides: Any) -> MethodSpec:
         llm_calls=amem4rec_calls,
         item_vectors=True,
         reported=("amem4rec_pool",),
+        evidence=EvidenceUse(
+            "last {history_items} (ranker); last {amem4rec_recent_items} query the pool",
+            learns_from="a pool trained on training windows (latest {amem4rec_windows_per_user} per user)",
+        ),
     )
 
 

@@ -154,6 +154,8 @@ def prepare_item_ranker(state: AragState, ctx: AragContext, env: Environment) ->
         board.latest_text(trace, UUA) or "(no user summary)",
         board.latest_text(trace, CSA),
         nli[0] if nli is not None else None,
+        user_id=state["user_id"],
+        instruction=state.get("instruction"),
     )
 
     def finish(result: AgentResult) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from graphs.evidence_use import EvidenceUse
 from graphs.hooks import CallPlan
 from graphs.method_spec import Hook, MethodSpec, ServiceGraph
 from state.arag.context import AragContext
@@ -32,8 +33,9 @@ def arag_no_nli_csa_calls(context: AragContext, candidates: int) -> CallPlan:
 
 def _arag(graph: str, summary: str, calls: Hook) -> MethodSpec:
     return MethodSpec(
-        f"graphs.arag.graph:{graph}", "llm", summary, AragContext, llm_calls=calls, item_vectors=True
-    )
+        f"graphs.arag.graph:{graph}", "llm", summary, AragContext, llm_calls=calls, item_vectors=True,
+        evidence=EvidenceUse("C_st: last ≤ {arag_session_items}, C_lt: the rest to {history_items} in all"),
+    )  # fmt: skip
 
 
 METHODS: dict[str, MethodSpec] = {

@@ -33,7 +33,9 @@ def make_ranker_node(ranker: PromptedRanker) -> Any:
         if state.get("retrieve_mode") or not candidates:
             candidates = retrieve_candidates(env, history, ctx.top_k, state.get("user_id"))
             extra["candidates"] = candidates
-        return AgentCall(ranker.task(env, ctx, history, candidates), lambda result: ranked(result, extra))
+        return AgentCall(ranker.task(
+            env, ctx, history, candidates, user_id=state.get("user_id"), instruction=state.get("instruction")
+        ), lambda result: ranked(result, extra))
 
     def ranked(result: AgentResult, extra: dict[str, Any]) -> dict[str, Any]:
         answer, usage = result.output, result.usage

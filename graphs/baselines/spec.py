@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from graphs.evidence_use import TRAINING, VALIDATION_PICKS, EvidenceUse
 from graphs.hooks import CallPlan
 from graphs.method_spec import MethodSpec, ServiceGraph
 from state.baselines.context import BaselinesContext
@@ -12,11 +13,16 @@ def one_call(context: BaselinesContext, candidates: int) -> CallPlan:
     return CallPlan(1)
 
 
-def _classic(graph: str, summary: str, **options: bool) -> MethodSpec:
-    return MethodSpec(f"graphs.baselines.classic:{graph}", "classic", summary, BaselinesContext, **options)
+IDS = "ids only"
+"""What a classic ranker sees of a candidate."""
 
 
-def _trained(name: str, summary: str) -> MethodSpec:
+def _classic(graph: str, summary: str, evidence: EvidenceUse, **options: bool) -> MethodSpec:
+    graph = f"graphs.baselines.classic:{graph}"
+    return MethodSpec(graph, "classic", summary, BaselinesContext, evidence=evidence, **options)
+
+
+def _trained(name: str, summary: str, history: str) -> MethodSpec:
     return MethodSpec(
         f"graphs.baselines.trained:{name}_graph",
         "classic",
@@ -24,10 +30,11 @@ def _trained(name: str, summary: str) -> MethodSpec:
         BaselinesContext,
         prepare="graphs.baselines.trained:train_for_bench",
         remote_prepare="graphs.baselines.trained:train_on_server",
+        evidence=EvidenceUse(history, IDS, instruction=False, learns_from=TRAINING + VALIDATION_PICKS),
     )
 
 
-def _llm(graph: str, summary: str) -> MethodSpec:
+def _llm(graph: str, summary: str, history: str) -> MethodSpec:
     return MethodSpec(
         f"graphs.baselines.llm:{graph}",
         "llm",
@@ -35,25 +42,51 @@ def _llm(graph: str, summary: str) -> MethodSpec:
         BaselinesContext,
         llm_calls=one_call,
         item_vectors=True,
+        evidence=EvidenceUse(history),
     )
 
 
+LLMRANK_HISTORY = "last {llmrank_history_items} (LLMRank's own 50: `llmrank_history_items`)"
+"""The LLMRank prompts' history: the paper's value, through a knob of their own."""
+
+
 METHODS: dict[str, MethodSpec] = {
-    "random": _classic("random_graph", "seeded random order"),
-    "popularity": _classic("popularity_graph", "training popularity"),
-    "itemknn": _classic("itemknn_graph", "item-item co-occurrence CF"),
-    "bpr": _classic("bpr_graph", "BPR matrix factorisation"),
-    "sasrec": _trained("sasrec", "SASRec self-attentive sequential model (cornac)"),
-    "gru4rec": _trained("gru4rec", "GRU4Rec recurrent sequential model (cornac)"),
-    "lightgcn": _trained("lightgcn", "LightGCN graph collaborative filtering (PyG)"),
-    "embedding": _classic("embedding_graph", "MiniLM cosine to recent history", item_vectors=True),
-    "vanilla_llm": _llm("vanilla_llm_graph", "zero-shot LLM ranking (LLMRank)"),
-    "recency_llm": _llm("recency_llm_graph", "LLM ranking from recent items (ARAG)"),
-    "vanilla_rag": _llm("vanilla_rag_graph", "LLM ranking with retrieved history"),
-    "llmrank_sequential": _llm("llmrank_sequential_graph", "LLMRank sequential prompting"),
-    "llmrank_recency": _llm("llmrank_recency_graph", "LLMRank recency-focused prompting"),
-    "llmrank_icl": _llm("llmrank_icl_graph", "LLMRank in-context learning prompting"),
-}
+    "random": _classic("random_graph", "seeded random order", EvidenceUse("none", IDS, instruction=False)),
+    "popularity": _classic(
+        "popularity_graph", "training popularity",
+        EvidenceUse("none", IDS, instruction=False, learns_from=TRAINING + " (counts)"),
+    ),
+    "itemknn": _classic(
+        "itemknn_graph", "item-item co-occurrence CF",
+        EvidenceUse("all visible", IDS, instruction=False, learns_from=TRAINING),
+    ),
+    "bpr": _classic(
+        "bpr_graph", "BPR matrix factorisation",
+        EvidenceUse("all visible", IDS, instruction=False, learns_from=TRAINING),
+    ),
+    "sasrec": _trained("sasrec", "SASRec self-attentive sequential model (cornac)", "last {sasrec_max_len}"),
+    "gru4rec": _trained("gru4rec", "GRU4Rec recurrent sequential model (cornac)", "last {gru4rec_max_len}"),
+    "lightgcn": _trained(
+        "lightgcn", "LightGCN graph collaborative filtering (PyG)", "training history (its user embedding)"
+    ),
+    "embedding": _classic(
+        "embedding_graph", "MiniLM cosine to recent history",
+        EvidenceUse("last {embedding_recent_items}", "MiniLM vector of its text", instruction=False),
+        item_vectors=True,
+    ),
+    "vanilla_llm": _llm("vanilla_llm_graph", "zero-shot LLM ranking (LLMRank)", "last {history_items}"),
+    "recency_llm": _llm(
+        "recency_llm_graph", "LLM ranking from recent items (ARAG)",
+        "last {recency_llm_items} (the recency baseline's own window: `recency_llm_items`)",
+    ),
+    "vanilla_rag": _llm(
+        "vanilla_rag_graph", "LLM ranking with retrieved history",
+        "{vanilla_rag_items} retrieved from all visible (`vanilla_rag_items`)",
+    ),
+    "llmrank_sequential": _llm("llmrank_sequential_graph", "LLMRank sequential prompting", LLMRANK_HISTORY),
+    "llmrank_recency": _llm("llmrank_recency_graph", "LLMRank recency-focused prompting", LLMRANK_HISTORY),
+    "llmrank_icl": _llm("llmrank_icl_graph", "LLMRank in-context learning prompting", LLMRANK_HISTORY),
+}  # fmt: skip
 """The baselines by name, in the order `all` runs them."""
 
 SERVICE_GRAPHS: dict[str, ServiceGraph] = {}

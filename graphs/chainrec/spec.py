@@ -6,6 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 from agents.chainrec.online.catalog import GEO
+from graphs.evidence_use import CHAINREC_HISTORY, PLANNER_TRAINING, TOOL_CANDIDATES, EvidenceUse
 from graphs.hooks import CallPlan
 from graphs.method_spec import MethodSpec, ServiceGraph
 from state.chainrec.context import ChainRecContext
@@ -41,6 +42,7 @@ def _chainrec(summary: str, **overrides: Any) -> MethodSpec:
         cli="recgraph.chainrec.command:register",
         item_vectors=True,
         reported=("chainrec_planner", "chainrec_checkpoint"),
+        evidence=EvidenceUse(CHAINREC_HISTORY, TOOL_CANDIDATES),
     )
 
 
@@ -49,7 +51,8 @@ def _learned(summary: str, **overrides: Any) -> MethodSpec:
     are reported beside the planner and its checkpoint."""
     spec = _chainrec(summary, chainrec_planner="learned", **overrides)
     reported = ("chainrec_planner", "chainrec_checkpoint", *overrides)
-    return replace(spec, prepare=LEARNED, trained_state=TRAINED_PLANNER, reported=reported)
+    evidence = replace(spec.evidence, learns_from=PLANNER_TRAINING) if spec.evidence else None
+    return replace(spec, prepare=LEARNED, trained_state=TRAINED_PLANNER, reported=reported, evidence=evidence)
 
 
 METHODS: dict[str, MethodSpec] = {

@@ -45,6 +45,7 @@ from agents.memrec.vector_config import memory_vectors, vector_configuration
 from graphs.common import VALIDATE_NODE, validate_input
 from graphs.nodes import AgentCall, agent_node, step_node
 from graphs.run_context import compile_method, current_context
+from prompts.evidence import instruction_for
 from state.blackboard import post
 from state.context import backend_for
 from state.contract import RecInput, RecOutput
@@ -99,6 +100,7 @@ def curate_neighbours(state: MemRecState, config: RunnableConfig) -> dict[str, A
             ctx.memrec_min_items,
             state.get("history"),
             reads_per_kept=ctx.memrec_similarity_reads or None,
+            candidate_aware=ctx.memrec_curation == "candidates",
         )
     else:
         found = empty_curation()
@@ -138,6 +140,7 @@ def prepare_synthesis(state: MemRecState, ctx: MemRecContext, env: Environment) 
         ctx.memrec_facets,
         ctx.memrec_token_budget,
         state.get("history"),
+        ctx,
     )
     off = degraded_features(env, SYNTHESIS_NEEDS)
     return AgentCall(task, lambda result: with_degraded(synthesis_update(result, shown), "synthesise", off))
@@ -193,7 +196,7 @@ def prepare_rerank(state: MemRecState, ctx: MemRecContext, env: Environment) -> 
     memories = {
         node: text for node, (text, _) in index.graph.memories(item_node(c) for c in candidates).items()
     }
-    instruction = state.get("instruction") or env.dataset.instructions.get(user)
+    instruction = instruction_for(env, user, state.get("instruction"), ctx)  # the evidence contract
     user_memory = state.get("user_memory", "")
     task = rerank_task(env, candidates, instruction, user_memory, facets, memories, fallback)
     label = "vector" if vector else None

@@ -48,6 +48,7 @@ def curation_latency_ms(
             context.memrec_min_items,
             env.history(request["user_id"], scenario),
             reads_per_kept=context.memrec_similarity_reads or None,
+            candidate_aware=context.memrec_curation == "candidates",
         )
         return 1000 * (time.perf_counter() - started)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from graphs.evidence_use import CONTRACT_CANDIDATES, TRAINING, EvidenceUse
 from graphs.hooks import CallPlan
 from graphs.method_spec import Hook, MethodSpec, ServiceGraph
 from state.memrec.context import MemRecContext
@@ -17,6 +18,10 @@ def memrec_calls(context: MemRecContext, candidates: int) -> CallPlan:
 def memrec_no_write_calls(context: MemRecContext, candidates: int) -> CallPlan:
     """Without Stage W: facet synthesis and rerank."""
     return CallPlan(2)
+
+
+WARMUP = "; Stage W writes each evaluated user's latest training interaction"
+"""What MemRec's bench warm-up learns from (graphs/memrec/warmup.py)."""
 
 
 def _memrec(summary: str, prepare: str, calls: Hook, **overrides: Any) -> MethodSpec:
@@ -35,6 +40,11 @@ def _memrec(summary: str, prepare: str, calls: Hook, **overrides: Any) -> Method
         llm_calls=calls,
         item_vectors=True,
         reported=("memrec_rules", "memrec_memory"),
+        evidence=EvidenceUse(
+            "all visible (curation, facets); its memory holds the training history",
+            CONTRACT_CANDIDATES + " (Stage R); candidate memories (rerank)",
+            learns_from=TRAINING + (WARMUP if prepare == "with_stage_w" else ""),
+        ),
     )
 
 

@@ -1,7 +1,10 @@
-"""MemRec's Stage W in the benchmark: each user's warm-up (validation) interaction is propagated
-into the memory graph before any test case of the method is ranked. This warm-up write is the
+"""MemRec's Stage W in the benchmark: each user's warm-up interaction, their latest training
+interaction, is propagated through the memory graph (LM_Mem rewrites the user's and the chosen
+neighbours' memories) before any test case of the method is ranked. This warm-up write is the
 project's protocol choice, not the paper's (the paper evaluates on InstructRec's splits and does not
-say which interactions Stage W sees before testing). Each write runs Stage R first (the
+say which interactions Stage W sees before testing). It never writes the validation interaction:
+no learner trains on an evaluated user's validation interaction (docs/benchmarking.md). Each write
+runs Stage R first (the
 `memrec_write` graph curates N'_k and synthesises the facets with the warm-up item as the
 candidate), so the write reads facets, as the authors' code does: two LM_Mem calls per user.
 
@@ -66,11 +69,15 @@ def memory_context(context: MemRecContext, out: Path, method: str) -> MemRecCont
 
 
 def warmup_interaction(env: Environment, user_id: str, scenario: str) -> dict[str, Any] | None:
-    """The write request of a user's warm-up interaction, or None when the scenario hides it."""
-    valid = env.cases[user_id].valid
-    if valid is None or valid.item_id not in env.history(user_id, scenario):
+    """The write request of a user's warm-up interaction: their latest training interaction (never
+    the validation one: no learner trains on an evaluated user's validation interaction,
+    docs/benchmarking.md), or None when the user has none or the scenario hides it."""
+    history = env.cases[user_id].history
+    if not history or history[-1].item_id not in env.history(user_id, scenario):
         return None
-    return {"user_id": user_id, "item_id": valid.item_id, "timestamp": valid.timestamp, "scenario": scenario}
+    latest = history[-1]
+    item, when = latest.item_id, latest.timestamp
+    return {"user_id": user_id, "item_id": item, "timestamp": when, "scenario": scenario}
 
 
 async def propose_warmups(

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from graphs.evidence_use import CHAINREC_HISTORY, NO_TRAINING, PLANNER_TRAINING, TOOL_CANDIDATES, EvidenceUse
 from graphs.hooks import CallPlan
 from graphs.method_spec import MethodSpec, ServiceGraph
 from state.router.context import RouterContext
@@ -31,6 +32,10 @@ def router_calls(context: RouterContext, candidates: int) -> CallPlan:
     return CallPlan(steps + 1 + planner, at_most=True, note=note if context.router_method_tools else "")
 
 
+ROUTER_LEARNS = "its method tools' state: MemRec's memory (with Stage W), AMEM4Rec's pool, BPR's factors"
+"""What the router's tools learned from (each from training interactions only)."""
+
+
 def _router(summary: str, **overrides: Any) -> MethodSpec:
     return MethodSpec(
         "graphs.router.graph:graph",
@@ -43,12 +48,19 @@ def _router(summary: str, **overrides: Any) -> MethodSpec:
         llm_calls=router_calls,
         item_vectors=True,
         reported=("chainrec_planner", "router_method_tools", "router_cost_lambda"),
+        evidence=EvidenceUse(
+            CHAINREC_HISTORY,
+            TOOL_CANDIDATES,
+            learns_from=ROUTER_LEARNS if overrides.get("router_method_tools", True) else NO_TRAINING,
+        ),
     )
 
 
 def _learned(summary: str, **overrides: Any) -> MethodSpec:
     spec = _router(summary, chainrec_planner="learned", **overrides)
-    return replace(spec, trained_state=TRAINED_PLANNER)
+    learned = f"{ROUTER_LEARNS}; {PLANNER_TRAINING}"
+    evidence = replace(spec.evidence, learns_from=learned) if spec.evidence else None
+    return replace(spec, trained_state=TRAINED_PLANNER, evidence=evidence)
 
 
 METHODS: dict[str, MethodSpec] = {

@@ -11,7 +11,7 @@ from typing import Any
 
 from langchain_core.prompts import ChatPromptTemplate
 
-from prompts.common import DATA_RULE, candidates_block, item_block, quote
+from prompts.common import DATA_RULE, item_block, quote
 from world.data import Dataset
 
 DATA_NOT_INSTRUCTIONS = DATA_RULE + " Reply with a JSON object only."
@@ -148,9 +148,10 @@ def memory_lines(memories: Sequence[Mapping[str, Any]], with_score: bool = True)
 
 
 def ranking_messages(
-    dataset: Dataset, history: Sequence[str], memories: Sequence[Mapping[str, Any]], candidates: Sequence[str]
+    dataset: Dataset, history: Sequence[str], memories: Sequence[Mapping[str, Any]], candidates: str
 ) -> list:
-    """The ranker's prompt: recent history (latest first), retrieved patterns, the candidates last."""
+    """The ranker's prompt: recent history (latest first), retrieved patterns, the candidates last
+    (`candidates`: the evidence contract's block, `prompts.evidence.candidates_evidence`)."""
     shown = [{k: v for k, v in m.items() if k != "id"} | {"id": f"M{n}"} for n, m in enumerate(memories, 1)]
     patterns = "\n".join(
         f"{m['id']}. {quote(m['behavior_explanation'])} {quote(m['pattern_description'])}" for m in shown
@@ -158,5 +159,5 @@ def ranking_messages(
     return RANK.format_messages(
         history=item_block(dataset, list(reversed(history))),
         memories=patterns or "(the memory pool holds no patterns yet)",
-        candidates=candidates_block(dataset, candidates),
+        candidates=candidates,
     )

@@ -15,9 +15,6 @@ class BaselinesContext(Context):
     recency_llm_items: int = field(
         default=5, metadata={"description": "recency_llm: how many recent interactions the prompt shows."}
     )
-    vanilla_llm_history_items: int = field(
-        default=50, metadata={"description": "vanilla_llm: most recent history items shown (0: all)."}
-    )
     vanilla_rag_items: int = field(
         default=10, metadata={"description": "vanilla_rag: history items retrieved into the prompt."}
     )

@@ -60,6 +60,14 @@ class MemRecContext(Context):
         default=True,
         metadata={"description": "MemRec: read curated neighbours in Stage R (False: w/o Collab. Read)."},
     )
+    memrec_curation: Literal["history", "candidates"] = field(
+        default="history",
+        metadata={
+            "description": "MemRec curation features: history (Eq. 2: neighbours scored from the user's "
+            "own history and the rules, no candidates) or candidates (ours: item co-occurrence and "
+            "category overlap with the candidates; FIDELITY names the paired difference)."
+        },
+    )
     memrec_fanout_cap: int = field(
         default=16,
         metadata={

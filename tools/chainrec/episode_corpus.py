@@ -3,7 +3,10 @@ domain flags, and the visibility rule of an episode (built once per process per 
 
 Visibility: an episode (user u, scenario s) sees u's interactions the scenario shows (never the
 held-out target); about everybody else, only interactions before u's target time (when the dataset
-has real timestamps) and never anyone's held-out target.
+has real timestamps) and never anyone's held-out target or validation interaction: the item side
+holds what the other methods learn from (training interactions; docs/benchmarking.md, "One
+protocol, the same evidence"), so ChainRec's item statistics and reviews carry no evidence theirs
+lack.
 """
 
 from __future__ import annotations
@@ -83,10 +86,12 @@ class Corpus:
     """A dataset's interactions by user and by item, and what the dataset carries."""
 
     def __init__(self, env: Environment) -> None:
-        """Index `env`'s interactions (held-out targets are kept out of the item side)."""
+        """Index `env`'s interactions (held-out targets and validation interactions are kept out of
+        the item side)."""
         data = env.dataset
         self.env = env
         held_out = {(c.user_id, c.target.item_id, c.target.timestamp) for c in env.cases.values()}
+        held_out |= {(c.user_id, c.valid.item_id, c.valid.timestamp) for c in env.cases.values() if c.valid}
         by_user: dict[str, list[Interaction]] = defaultdict(list)
         by_item: dict[str, list[Interaction]] = defaultdict(list)
         self.own_on_item: dict[tuple[str, str], list[Interaction]] = defaultdict(list)

@@ -57,7 +57,7 @@ def trace_agent(task: TraceTask, budget: int) -> AgentTask[CotAnswer]:
         ]
         if not steps or not all(step.label for step in steps):
             raise InvalidAnswer("every step needs a non-empty 'label' and there must be steps", EMPTY_ANSWER)
-        ranking, repairs = repair_ranking([str(i).strip() for i in answer.ranking], candidates, candidates)
+        ranking, repairs = repair_ranking([str(i).strip() for i in answer.ranking], candidates)
         return CotAnswer(steps=steps, ranking=ranking), repairs
 
     return AgentTask(

@@ -92,7 +92,8 @@ def config_from(
 
 def training_tasks(train: Environment, full: Environment, config: TrajectoryConfig) -> list[Task]:
     """A seeded sample of training tasks: users eligible for the scenario in the training world,
-    their validation item as target, negatives among items they never touched (test item included
+    their last training item as target (`training_env`: no validation interaction is trained
+    on), negatives among items they never touched (test item included
     in what they touched, so it is never a negative)."""
     check_scenario(config.scenario, train.dataset.has_time)
     eligible = sorted(

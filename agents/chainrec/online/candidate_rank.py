@@ -22,6 +22,7 @@ from agents.chainrec.online.tool_agent import Episode
 from agents.ranking import repair_ranking
 from agents.validation import constrained_schema
 from prompts import chainrec as prompts
+from prompts.evidence import candidates_evidence
 from state.chainrec.context import ChainRecContext
 from state.chainrec.schemas import NOTE_CHARS, RankAnswer, RankedItem
 
@@ -42,14 +43,17 @@ class RankCall:
     """A context with room for one entry per candidate in the answer (None: the run's is enough)."""
 
 
-def _candidate_lines(records: Sequence[dict[str, Any]], memory: Sequence[dict[str, Any]]) -> str:
-    notes: dict[str, list[str]] = {r["item_id"]: [] for r in records}
+def _candidate_lines(episode: Episode, candidates: Sequence[str], memory: Sequence[dict[str, Any]]) -> str:
+    notes: dict[str, list[str]] = {c: [] for c in candidates}
     for entry in memory:
         for item in entry["items"]:
             if item["item_id"] in notes:
                 note = prompts.quote(item["note"], 80)
                 notes[item["item_id"]].append(f"{entry['tool']}: {note} ({float(item['score']):.2f})")
-    return prompts.candidate_block([(r, "; ".join(notes[r["item_id"]]), []) for r in records])
+    joined = {item: "; ".join(parts) for item, parts in notes.items() if parts}
+    return candidates_evidence(
+        episode.env, candidates, episode.ctx, user_id=episode.scope.user_id, notes=joined
+    )  # the evidence contract: the same T(i) and request line as every LLM ranker
 
 
 def rank_call(episode: Episode) -> RankCall:
@@ -59,7 +63,8 @@ def rank_call(episode: Episode) -> RankCall:
     memory = episode.memory
     cards = tuple(tool_cards(episode.ctx).values())
     user_side = [e for e in memory if is_user_tool(e["tool"], cards)]
-    messages = prompts.rank_messages(prompts.memory_digest(user_side), _candidate_lines(records, memory))
+    shown = _candidate_lines(episode, candidates, memory)
+    messages = prompts.rank_messages(prompts.memory_digest(user_side), shown)
     fused = cache(lambda: fuse(episode.env, episode.ctx, records, memory))
 
     def fallback() -> RankAnswer:
@@ -70,8 +75,7 @@ def rank_call(episode: Episode) -> RankCall:
 
     def validate(answer: RankAnswer) -> tuple[RankAnswer, list[str]]:
         proposed = [str(r.item_id).strip() for r in answer.ranked]
-        complete = set(proposed) >= set(candidates)
-        ranking, repairs = repair_ranking(proposed, candidates, candidates if complete else fused().order)
+        ranking, repairs = repair_ranking(proposed, candidates)
         reasons: dict[str, str] = {}
         for entry in answer.ranked:
             reasons.setdefault(str(entry.item_id).strip(), " ".join(entry.reason.split())[:NOTE_CHARS])
