@@ -31,10 +31,6 @@ class AragContext(Context):
             "arag_session_items by position."
         },
     )
-    arag_long_term_items: int = field(
-        default=30,
-        metadata={"description": "ARAG: most recent long-term items the prompts list (0: all)."},
-    )
     arag_nli_threshold: float = field(
         default=5.0,
         metadata={

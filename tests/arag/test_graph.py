@@ -255,7 +255,7 @@ def test_local_smollm2_runs_arag_end_to_end() -> None:
     candidates = CANDIDATES[:5]
     output = graph.invoke(
         {"user_id": "1", "candidates": candidates},
-        context=AragContext(llm="local", arag_session_items=3, arag_long_term_items=5),
+        context=AragContext(llm="local", arag_session_items=3, history_items=8),
     )
     assert sorted(output["ranking"]) == sorted(candidates)
     usage = {u["agent"]: u for u in output["usage"]}

@@ -2,7 +2,7 @@
 (a method tool of the router's library).
 
 Fetch (no LLM): ARAG's agents run as their own fallbacks, built by ARAG's task functions with the
-run's ARAG knobs (`arag_session_items`, `arag_long_term_items`, `arag_nli_threshold`,
+run's ARAG knobs (`arag_session_items`, `history_items`, `arag_nli_threshold`,
 `arag_use_nli`, `arag_use_csa`), the candidates standing for ARAG's recall set I⁰:
 - user understanding: the extractive S_user (long-term top categories and latest titles; the current
   session C_st as the intent, split as ARAG splits it: `agents.arag.signals.session_context`, by time
