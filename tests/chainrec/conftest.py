@@ -29,6 +29,8 @@ _BOOKS = [
     ("b8", "The Hobbit", "J.R.R. Tolkien", ["Fantasy"], 34.05, -118.24, {}),
     ("b9", "Foundation", "Isaac Asimov", ["Sci-Fi"], 32.21, -110.97, {}),
     ("b10", "Pride and Prejudice", "Jane Austen", ["Romance"], None, None, {}),
+    ("b11", "The Left Hand of Darkness", "Ursula K. Le Guin", ["Sci-Fi"], None, None, {}),
+    ("b12", "Middlemarch", "George Eliot", ["Classic"], None, None, {}),
 ]
 # (user, item, stars, date, text)
 _REVIEWS = [
@@ -38,10 +40,14 @@ _REVIEWS = [
     ("u1", "b5", 1, "2020-03-15 10:00:00", "Dull drawing rooms."),
     ("u1", "b2", 5, "2020-04-01 10:00:00", "A worthy sequel."),
     ("u1", "b3", 5, "2020-05-01 10:00:00", "Loved it."),
+    # u2's and u3's first books give the planner's training world (every test and validation
+    # interaction removed) a task for each of them: three interactions before the validation one.
+    ("u2", "b11", 4, "2018-11-01 10:00:00", "Cold and strange."),
     ("u2", "b3", 4, "2019-06-01 10:00:00", "A darker sequel."),
     ("u2", "b7", 5, "2019-07-01 10:00:00", "Gibson at his best."),
     ("u2", "b8", 4, "2019-08-01 10:00:00", "Charming."),
     ("u2", "b9", 3, "2020-06-01 10:00:00", "Dry."),
+    ("u3", "b12", 4, "2018-12-01 10:00:00", "Slow but wise."),
     ("u3", "b1", 3, "2019-01-01 10:00:00", "Long but rewarding, the best world-building I have read."),
     ("u3", "b3", 5, "2019-02-01 10:00:00", "An even stranger and more ambitious continuation of the saga."),
     ("u3", "b10", 4, "2019-03-01 10:00:00", "Witty."),

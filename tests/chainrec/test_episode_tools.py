@@ -58,9 +58,10 @@ def test_get_user_shows_what_the_scenario_shows_and_never_the_target(books: str)
     assert [r["item_id"] for r in cold["interactions"]] == ["b2", "b5", "b4"]
     window = call(get_user, scope(books, scenario="evolving_long"), user_id="u1", limit=2)
     assert [r["item_id"] for r in window["interactions"]] == ["b2", "b5"] and window["total"] == 3
-    # Another user, from u1's episode: their history before u1's target time, not their target.
+    # Another user, from u1's episode: their training history before u1's target time, neither their
+    # target (b9) nor their validation interaction (b8).
     other = call(get_user, scope(books), user_id="u2")
-    assert [r["item_id"] for r in other["interactions"]] == ["b8", "b7", "b3"]
+    assert [r["item_id"] for r in other["interactions"]] == ["b7", "b3", "b11"]
     late = call(get_user, scope(books), user_id="u4")  # everything u4 did is after 2020-05-01
     assert late["interactions"] == [] and late["total"] == 0
 

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 from agents.chainrec.offline.fusion_fit import (
+    cross_validated,
     describe,
     fit_weights,
     learn_fusion,
@@ -105,6 +106,16 @@ def test_refusing_rewrites_every_tool_set_ranking_and_chain_reward(
     assert row["chains"] == [
         ["0", "0", 0.99], ["1", "1", 0.656667], ["0.1", "0.1", 0.98], ["1.0", "0.1", 0.98]
     ]  # fmt: skip
+
+
+def test_one_task_is_too_few_to_hold_out_so_the_start_weights_answer(
+    books: str, context: RouterContext
+) -> None:
+    """A training world with a single task (a tiny catalog) cannot be cross-validated: the start
+    weights (the context's: target third, AvgHR 2/3) stand for the fit instead of failing."""
+    signals = row_signals(get_environment(books), context, [_row()])
+    start = {"ItemSemantic": 1.0, "CollaborativeSignal": 3.0}
+    assert cross_validated(signals, start, np.array([0])).tolist() == pytest.approx([2 / 3])
 
 
 def test_auto_keeps_the_context_weights_when_one_tool_alone_does_as_well(

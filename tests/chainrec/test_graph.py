@@ -111,8 +111,9 @@ def test_scripted_planner_drives_a_three_tool_trajectory(
                 {"item_id": "b7", "score": 0.4, "note": "1 reader"},
                 {"item_id": "b8", "score": 0.3, "note": "1 reader"},
                 {"item_id": "b9", "score": 1.0, "note": "none"},
-                # missing from the answer: the fallback's entry (1 visible reader, u3's 4 stars)
-                {"item_id": "b10", "score": 0.6634, "note": "1 interactions, mean rating 4.00"},
+                # missing from the answer: the fallback's entry. u3's 4 stars are u3's validation
+                # interaction, which the item side leaves out: no visible reader, the prior alone
+                {"item_id": "b10", "score": 0.1895, "note": "0 interactions"},
             ],
             "source": "llm",
             "stats": {"cold_candidates": 5.0, "max_interactions": 2.0},

@@ -26,7 +26,7 @@ from world.environment import get_environment
 SMALL = TrajectoryConfig(dataset="ml-100k", tasks=3, candidates=8, chain_cap=40, lam=0.01)
 
 
-def test_training_tasks_use_the_validation_item_and_never_the_test_target(tmp_path: Path) -> None:
+def test_training_tasks_use_the_last_training_item_never_the_validation_or_test(tmp_path: Path) -> None:
     env = get_environment("ml-100k")
     run = generate(env, ChainRecContext(), SMALL, tmp_path)
     rows = read_rows(run.path)
@@ -35,13 +35,12 @@ def test_training_tasks_use_the_validation_item_and_never_the_test_target(tmp_pa
     for row in rows:
         case = env.cases[row["user_id"]]
         test_item = case.target.item_id
-        assert row["task"]["target"] == case.valid.item_id != test_item
+        assert row["task"]["target"] == case.history[-1].item_id not in {test_item, case.valid.item_id}
         assert test_item not in row["task"]["candidates"] and len(row["task"]["candidates"]) == 8
-        assert row["facts"]["history_items"] == len(case.history)  # everything before the validation item
-        assert not any(
-            e.user_id == row["user_id"] and e.item_id == test_item and e.timestamp == case.target.timestamp
-            for e in train.dataset.interactions
-        )
+        assert row["facts"]["history_items"] == len(case.history) - 1  # everything before the target
+        for held_out in (case.target, case.valid):  # neither is in the training world
+            kept = {(e.user_id, e.item_id, e.timestamp) for e in train.dataset.interactions}
+            assert (row["user_id"], held_out.item_id, held_out.timestamp) not in kept
         text = json.dumps(row["tool_outputs"])
         assert f'"{test_item}"' not in text  # no tool saw or scored it
         # 6 tools fit ml-100k: 1,956 chains > the cap of 40, so 40 distinct ones are sampled

@@ -36,7 +36,7 @@ def test_features_against_hand_computed_values(tiny_dataset_dir: Path) -> None:
     env = get_environment(str(tiny_dataset_dir))
     index = feature_index(env)
     # Training: u1 {1@100, 6@200}, u2 {1@100}, u3 {2@100, 4@200}; ratings all 4.
-    found = neighbour_features(index, "u2", ["6", "2"])
+    found = neighbour_features(index, "u2", ["6", "2"], candidate_aware=True)
     assert found.node_ids.tolist() == ["i:1", "u:u1"] and found.is_item.tolist() == [True, False]
     item, user = features_of(found, "i:1"), features_of(found, "u:u1")
     # item 1: newest edge, full rating; u1 (other than u2) has it and candidate 6 -> 1 co-occurrence.
@@ -48,6 +48,14 @@ def test_features_against_hand_computed_values(tiny_dataset_dir: Path) -> None:
     assert user["edge_weight"] == pytest.approx(1 / math.sqrt(2)) and user["recency_days"] == 0.0
     assert user["co_interaction_count"] == 1.0
     assert user["metadata_overlap_score"] == pytest.approx(0.5 * (0.5 / 1.5) + 0.5 * (5 / 6) / (7 / 6))
+    # The default, Eq. 2's: no candidates. Item 1's co-occurrence with the rest of u2's history (none:
+    # u1 shares only item 1 with u2) is 0; overlaps are with u2's profile alone: Ruzicka(d_item1, d_u2)
+    # = 1, Ruzicka(d_u1, d_u2) = (1/3 + 1/2) / (1/2 + 2/3) = 5/7.
+    plain = neighbour_features(index, "u2", ["6", "2"])
+    item, user = features_of(plain, "i:1"), features_of(plain, "u:u1")
+    assert (item["co_interaction_count"], user["co_interaction_count"]) == (0.0, 1.0)
+    assert item["metadata_overlap_score"] == pytest.approx(1.0)
+    assert user["metadata_overlap_score"] == pytest.approx(5 / 7)
     u2 = index.user_vectors[env.user_index["u2"]]
     expected = max(float(index.item_vectors[env.item_index["1"]] @ u2), 0.0)
     assert item["memory_similarity_score"] == pytest.approx(expected)
@@ -62,15 +70,35 @@ def test_features_against_hand_computed_values(tiny_dataset_dir: Path) -> None:
     assert hidden.node_ids.tolist() == ["i:6"]
 
 
-def test_curation_is_candidate_aware(tiny_dataset_dir: Path) -> None:
+def test_curation_reads_the_candidates_only_when_asked(tiny_dataset_dir: Path) -> None:
+    """Eq. 2 scores the neighbourhood without the candidates, and so does the default; the
+    candidate-aware variant (`memrec_curation = "candidates"`) keeps N'_k moving with them."""
     tiny = feature_index(get_environment(str(tiny_dataset_dir)))
-    assert features_of(neighbour_features(tiny, "u2", ["6", "2"]), "i:1")["co_interaction_count"] == 1.0
-    assert features_of(neighbour_features(tiny, "u2", ["2", "4"]), "i:1")["co_interaction_count"] == 0.0
+    for candidates, co in ((["6", "2"], 1.0), (["2", "4"], 0.0)):
+        aware = neighbour_features(tiny, "u2", candidates, candidate_aware=True)
+        assert features_of(aware, "i:1")["co_interaction_count"] == co
+        assert features_of(neighbour_features(tiny, "u2", candidates), "i:1")["co_interaction_count"] == 0.0
     env = get_environment(ML)
     index, rules = feature_index(env), resolve_rule_set(MemRecContext(), env)
-    first = curate(index, rules, "1", ["50", "181", "100"], 16, 4, 4)
-    second = curate(index, rules, "1", ["1682", "1681", "1680"], 16, 4, 4)
+    popular, obscure = ["50", "181", "100"], ["1682", "1681", "1680"]
+    first, second = (curate(index, rules, "1", c, 16, 4, 4) for c in (popular, obscure))
+    assert first.node_ids == second.node_ids
+    first, second = (curate(index, rules, "1", c, 16, 4, 4, candidate_aware=True) for c in (popular, obscure))
     assert first.node_ids != second.node_ids
+
+
+def test_history_co_occurrence_counts_the_rest_of_the_users_items() -> None:
+    """ml-100k user 1: an item neighbour's co_interaction_count, brute-forced from the training
+    matrix: over every other user v holding it, the number of user 1's other training items v holds."""
+    env = get_environment(ML)
+    found = neighbour_features(feature_index(env), "1", CANDIDATES)
+    matrix = (env.train_matrix.tocsr() > 0).astype(int)
+    own = set(matrix[env.user_index["1"]].indices.tolist())
+    for node in found.node_ids[found.is_item][:5].tolist():
+        column = env.item_index[node.removeprefix("i:")]
+        holders = [v for v in matrix[:, column].nonzero()[0].tolist() if v != env.user_index["1"]]
+        expected = sum(len(own & set(matrix[v].indices.tolist())) - 1 for v in holders)
+        assert features_of(found, node)["co_interaction_count"] == expected
 
 
 def test_top_k_keeps_user_and_item_floors() -> None:

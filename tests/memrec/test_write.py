@@ -20,6 +20,9 @@ from world.errors import RecgraphError
 from world.results_log import ResultsLog
 
 CHOSE_3 = 'Recently chose "Gamma Quest" (Action, Adventure).'
+CHOSE_6 = 'Recently chose "Zeta Space" (Sci-Fi).'
+"""What u1's memory says after the warm-up writes its latest training interaction, item 6 (tiny:
+u1's training history is 1, 6; item 3 is its validation interaction, which no warm-up writes)."""
 
 
 def context(tiny: Path, tmp_path: Path, **fields) -> MemRecContext:
@@ -159,7 +162,8 @@ def test_warmup_writes_before_ranking_reproducibly_and_resumes(
     parallel = warm(tiny_dataset_dir, tmp_path / "b", concurrency=3)
     assert serial.memrec_memory.endswith(f"{MEMORY_DIR}/memrec.sqlite")
     state = memories(serial)
-    assert CHOSE_3 in state["u:u1"][0]  # u1's warm-up interaction is item 3
+    assert CHOSE_6 in state["u:u1"][0]  # u1's warm-up interaction is item 6, never the validation item 3
+    assert CHOSE_3 not in state["u:u1"][0]
     assert state == memories(parallel)
     log = tmp_path / "a" / MEMORY_DIR / "memrec.warmup.jsonl"
     lines = log.read_text().splitlines()

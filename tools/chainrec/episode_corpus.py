@@ -180,9 +180,10 @@ class Corpus:
         return end - len(own), (float(total / rated) if rated > 0 else None), reviews
 
     def other_events(self, user_id: str, cutoff: float | None) -> list[Interaction]:
-        """Another user's interactions an episode may see: before `cutoff`, no held-out target."""
+        """Another user's interactions an episode may see: before `cutoff`, their training
+        interactions only (no held-out target, no validation interaction)."""
         case = self.env.cases.get(user_id)
-        events = list(case.before_target()) if case is not None else self.by_user.get(user_id, [])
+        events = list(case.history) if case is not None else self.by_user.get(user_id, [])
         return [self._with_details(e) for e in events if cutoff is None or e.timestamp < cutoff]
 
 
