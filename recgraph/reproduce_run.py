@@ -33,8 +33,8 @@ def bench_args(args: argparse.Namespace, paper: Paper, run: ScenarioRun, out: Pa
         k and run.scenario != "cold_start"
     ):  # the paper's user filter (cold-start users have 2-3 by definition)
         argv += ["--min-user-interactions", str(k)]
-    if protocol["candidate_source"] == "retrieval":
-        argv += ["--candidate-source", "retrieval"]
+    if protocol["candidate_source"] != "auto":  # ARAG: negatives from the retrieval (retrieval_negatives)
+        argv += ["--candidate-source", protocol["candidate_source"]]
     if args.base_url:
         argv += ["--base-url", args.base_url]
     cache = args.llm_cache or (str(out / "llm_cache.sqlite") if args.llm.startswith("openai:") else "")

@@ -14,7 +14,8 @@ from bench.reproduce.table import same_dataset
 from graphs.registry import METHODS
 from recgraph.cli import main
 
-PAPERS_TEXT = Path("/work/shared/papers")
+PAPERS_TEXT = Path(__file__).resolve().parent.parent.parent / "shared" / "papers"
+"""The papers' text beside the repository (`../shared/papers`): the value test skips where it is absent."""
 ADDED_LATER = {"agentcf"}
 """Methods a row may name before they are registered (another change adds them): shown as missing."""
 
@@ -38,7 +39,7 @@ def test_published_values_are_the_papers_own(name: str) -> None:
     """Every transcribed value is a number printed on the table's lines of the paper's text."""
     text = PAPERS_TEXT / f"{name}.txt"
     if not text.is_file():
-        pytest.skip("needs the papers' text files")
+        pytest.skip(f"needs the papers' text files at {PAPERS_TEXT}, which are absent")
     lines = text.read_text(encoding="utf-8").splitlines()
     for table in load_paper(name).tables:
         first, last = (int(n) for n in table.lines.split("-"))
