@@ -93,6 +93,10 @@ def check_protocol(protocol: Protocol) -> None:
         raise ProtocolError(
             f"--candidates must be at least 2 (the target and a negative), got {protocol.candidates}"
         )
+    if protocol.retrieval_pool < 0:
+        raise ProtocolError(f"--retrieval-pool must be 0 (5N) or more, got {protocol.retrieval_pool}")
+    if protocol.retrieval_pool and protocol.candidate_source != "retrieval_negatives":
+        raise ProtocolError("--retrieval-pool applies to --candidate-source retrieval_negatives only")
 
 
 def plan_cases(env: Environment, protocol: Protocol) -> list[EvalCase]:

@@ -102,6 +102,25 @@ def test_recall_at_n_is_the_share_of_targets_the_retrieval_found(tiny: Environme
     assert "candidate_source" not in Protocol(dataset="x").as_dict()  # old logs still resume
 
 
+@pytest.mark.parametrize(
+    ("source", "pool", "message"),
+    [
+        ("retrieval_negatives", -1, "--retrieval-pool must be 0 (5N) or more, got -1"),
+        ("retrieval", 100, "--retrieval-pool applies to --candidate-source retrieval_negatives only"),
+        ("auto", 100, "--retrieval-pool applies to --candidate-source retrieval_negatives only"),
+    ],
+)
+def test_a_pool_size_that_cannot_apply_is_refused_in_one_line(
+    tiny: Environment, source: str, pool: int, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from recgraph.cli import main
+
+    argv = ["bench", "--methods", "popularity", "--dataset", tiny.dataset.source, "--users", "2",
+            "--candidates", "2", "--candidate-source", source, "--retrieval-pool", str(pool)]  # fmt: skip
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].endswith(message)
+
+
 def test_every_negatives_case_holds_the_target_and_the_order_is_seeded(tiny: Environment) -> None:
     protocol = Protocol(
         dataset=tiny.dataset.source, candidates=3, users=2, candidate_source="retrieval_negatives"
