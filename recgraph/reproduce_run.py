@@ -139,7 +139,7 @@ def _run(
     from world.environment import get_environment
 
     dataset = get_environment(args.dataset).dataset.name
-    text, document = paper_report(paper, metrics, dataset, header)
+    text, document = paper_report(paper, metrics, dataset, header, args.llm)
     costs = cost_rows(rows, metrics, args.llm)
     document["cost"] = costs
     text += cost_markdown(costs)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bench.reproduce.papers import PAPERS, load_paper
-from bench.reproduce.table import same_dataset
+from bench.reproduce.table import ours_label, same_dataset
 from graphs.registry import METHODS
 from recgraph.cli import main
 
@@ -120,6 +120,14 @@ def test_heuristic_run_writes_table_beside_published(shared_data: Path, tmp_path
     text = (out / "reproduce.md").read_text()
     assert "| Agentic RAG | arag | 0.43937 |" in text and "dataset differs" in text
     assert "heuristic (no LLM" in text  # heuristic numbers are labelled as such
+    assert "ndcg@5 classic ours: fallback answers, not the method [95% CI]" in text  # in every heading
+    assert document["ours_label"] == "ours: fallback answers, not the method"
+
+
+def test_the_ours_heading_says_what_each_backend_measures() -> None:
+    assert ours_label("heuristic") == "ours: fallback answers, not the method"
+    assert ours_label("sim") == "ours: pipeline check (simulator answers)"
+    assert ours_label("openai:gpt-4o-mini") == ours_label("local") == "ours"
 
 
 def test_missing_rows_are_marked_not_dropped(shared_data: Path, tmp_path: Path) -> None:

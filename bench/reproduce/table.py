@@ -16,6 +16,16 @@ from graphs.registry import METHODS
 STOPWORDS = frozenset({"and", "the", "of"})
 
 
+def ours_label(llm: str) -> str:
+    """What the "ours" columns measure under backend `llm`: heuristic runs measure the fallbacks,
+    simulator runs check the pipeline; only a model's run measures the method."""
+    if llm == "heuristic":
+        return "ours: fallback answers, not the method"
+    if llm == "sim":
+        return "ours: pipeline check (simulator answers)"
+    return "ours"
+
+
 def _words(name: str) -> set[str]:
     return {w for w in re.findall(r"[a-z0-9]+", name.lower()) if len(w) >= 3 and w not in STOPWORDS}
 
@@ -68,8 +78,10 @@ def _ours(cell: Mapping[str, Any], status: str, digits: int) -> str:
     return text
 
 
-def table_markdown(table: Table, rows: list[dict[str, Any]], dataset: str) -> str:
-    """The table as Markdown, one block per paper dataset: each metric's published value and ours."""
+def table_markdown(table: Table, rows: list[dict[str, Any]], dataset: str, llm: str = "") -> str:
+    """The table as Markdown, one block per paper dataset: each metric's published value and ours,
+    headed by what ours measures under backend `llm` (`ours_label`)."""
+    label = ours_label(llm)
     digits = 1 if table.scale != 1 else 4
     parts = [f"### {table.id}: {table.caption} (paper lines {table.lines})\n"]
     for name in table.datasets:
@@ -80,7 +92,7 @@ def table_markdown(table: Table, rows: list[dict[str, Any]], dataset: str) -> st
         heads = [f"{table.columns[i].metric} {table.columns[i].scenario}" for i in index]
         lines = [
             "| paper row | recgraph method | "
-            + " | ".join(f"{h} paper | {h} ours [95% CI]" for h in heads)
+            + " | ".join(f"{h} paper | {h} {label} [95% CI]" for h in heads)
             + " |",
             "|---" * (2 + 2 * len(index)) + "|",
         ]
@@ -99,11 +111,12 @@ def table_markdown(table: Table, rows: list[dict[str, Any]], dataset: str) -> st
 
 
 def paper_report(
-    paper: Paper, runs: Mapping[str, Mapping[str, Any]], dataset: str, header: list[str]
+    paper: Paper, runs: Mapping[str, Mapping[str, Any]], dataset: str, header: list[str], llm: str = ""
 ) -> tuple[str, dict]:
     """reproduce.md's text and reproduce.json's document for a run (`runs`: scenario -> its
-    metrics.json)."""
+    metrics.json) under backend `llm`, whose label heads the "ours" columns."""
     document: dict[str, Any] = {"paper": paper.name, "title": paper.title, "dataset": dataset}
+    document["ours_label"] = ours_label(llm)
     document.update(protocol=paper.protocol, omitted=paper.omitted, tables=[])
     parts = [f"# recgraph reproduce {paper.name}: {paper.title}\n", *(f"- {line}" for line in header), ""]
     for table in paper.tables:
@@ -111,7 +124,7 @@ def paper_report(
         document["tables"].append(
             {"id": table.id, "caption": table.caption, "lines": table.lines, "rows": rows}
         )
-        parts.append(table_markdown(table, rows, dataset))
+        parts.append(table_markdown(table, rows, dataset, llm))
     if paper.omitted:
         parts.append(f"Not transcribed: {paper.omitted}.\n")
     return "\n".join(parts), document
