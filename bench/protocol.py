@@ -51,7 +51,8 @@ class Protocol:
         """The protocol as written to metrics.json and results.jsonl (`mix_candidates` only when
         set, `candidate_source` only when not auto, and the knobs as `set` only when given, so logs
         written before the options existed still resume, and a resumed run with other --set values
-        is refused)."""
+        is refused; a `retrieval` run says `missed_target: scores 0`, so a log written when a missed
+        target was swapped in is refused too)."""
         fields = asdict(self)
         del fields["knobs"]
         if not self.mix_candidates:
@@ -60,6 +61,8 @@ class Protocol:
             del fields["candidate_source"]
         if not self.retrieval_pool:
             del fields["retrieval_pool"]
+        if self.candidate_source == "retrieval":  # a log of the old swap-in rule is another protocol
+            fields["missed_target"] = "scores 0"
         if self.knobs:
             fields["set"] = dict(self.knobs)
         return fields

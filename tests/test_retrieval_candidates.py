@@ -99,6 +99,7 @@ def test_recall_at_n_is_the_share_of_targets_the_retrieval_found(tiny: Environme
     assert block["source"] == "retrieval" and block["recall@2"] == 0.5
     assert "50.0% (recall@2)" in describe_candidates(block)
     assert protocol.as_dict()["candidate_source"] == "retrieval"
+    assert protocol.as_dict()["missed_target"] == "scores 0"  # a log of the old swap-in rule differs
     assert "candidate_source" not in Protocol(dataset="x").as_dict()  # old logs still resume
 
 
