@@ -7,6 +7,7 @@ generated one."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,8 @@ DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarking.md"
 NAME = "instructrec-fair"
 """An InstructRec-format catalog (MemRec's converter's files) with descriptions, reviews and
 instructions: the three kinds of evidence the contract shows."""
+CONTRACT_TEXT = re.compile(r"(description|reviews): \\+\"(Descmark|Reviewmark)")
+"""The contract's description or review line as it appears in a traced prompt (JSON-escaped)."""
 ITEMS = 14
 USERS = {f"u{n}": [(n * 3 + k) % ITEMS for k in range(8)] for n in range(6)}
 """user -> items in time order (the last two: validation and test)."""
@@ -72,17 +75,16 @@ def walk(run: dict[str, Any]) -> Iterator[dict[str, Any]]:
         yield from walk(child)
 
 
-@pytest.fixture(scope="module")
-def prompts(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], str]:
-    """(method, user) -> every prompt its LLM runs sent, joined; plus the run's results."""
-    root = tmp_path_factory.mktemp("fair")
+def traced_prompts(root: Path, methods: list[str], *extra: str) -> dict[tuple[str, str], str]:
+    """(method, user) -> every prompt its LLM runs sent, joined, from a `--llm sim --trace` run of
+    `methods` on the catalog (`extra`: more bench options); plus the run's results."""
     data, out = write_catalog(root / NAME), root / "run"
     with LangSmithStub() as stub, pytest.MonkeyPatch.context() as env:
         env.setenv("LANGSMITH_ENDPOINT", stub.url)
         env.setenv("LANGSMITH_API_KEY", "dummy")
         argv = [
-            "bench", "--methods", ",".join(LLM_METHODS), "--dataset", str(data), "--users", "2",
-            "--candidates", "5", "--llm", "sim", "--llm-timeout", "30", "--out", str(out), "--trace",
+            "bench", "--methods", ",".join(methods), "--dataset", str(data), "--users", "2",
+            "--candidates", "5", "--llm", "sim", "--llm-timeout", "30", "--out", str(out), "--trace", *extra,
         ]  # fmt: skip
         assert main(argv) == 0
         found: dict[tuple[str, str], str] = {}
@@ -95,6 +97,12 @@ def prompts(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], s
             found[(run["name"], run["extra"]["metadata"]["user_id"])] = "\n".join(sent)
     found[("", "results")] = (out / "results.jsonl").read_text()
     return found
+
+
+@pytest.fixture(scope="module")
+def prompts(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], str]:
+    """Every registered LLM method's prompts under the default contract."""
+    return traced_prompts(tmp_path_factory.mktemp("fair"), LLM_METHODS)
 
 
 def test_every_method_declares_what_it_reads_and_learns_from() -> None:
@@ -128,6 +136,7 @@ def test_description_review_and_instruction_reach_every_llm_method(
         sent = prompts[(method, user)]
         assert sent, f"{method} sent no prompt for {user}"
         if shows_text(method):
+            assert CONTRACT_TEXT.search(sent), method  # the contract's own lines, as the knob test reads them
             shown = [i for i in record["ranking"] if description(int(i)) in sent]
             missing += [f"{method}: description of {i}" for i in record["ranking"] if i not in shown]
         if shows_instruction(method):
@@ -150,3 +159,22 @@ def test_held_out_reviews_and_other_users_instructions_reach_no_prompt(
             if other != user:
                 assert review(other, items[-2]) not in sent, (method, user, other)
                 assert instruction(other) not in sent, (method, user, other)
+
+
+def test_the_common_knobs_withhold_text_and_instruction_from_every_method(tmp_path: Path) -> None:
+    """`--set item_text=title --set use_instruction=false`: one LLM method per family sends no
+    contract description or review line and no instruction, and the table says so. (MemRec's item
+    memories start from title and description, its own representation: its row says so, and the
+    rerank's memory lines may still quote a description.)"""
+    methods = ["vanilla_llm", "arag", "memrec", "amem4rec", "chainrec", "agentcf"]
+    knobs = ("--set", "item_text=title", "--set", "use_instruction=false")
+    sent = traced_prompts(tmp_path, methods, *knobs)
+    withheld = Context(item_text="title", use_instruction=False)
+    for method in methods:
+        assert not shows_text(method, withheld) and not shows_instruction(method, withheld)
+        users = {u for m, u in sent if m == method}
+        assert len(users) == 2, method
+        for user in users:
+            text = sent[(method, user)]
+            assert text and not CONTRACT_TEXT.search(text), method
+            assert "Askmark" not in text and "The user's own request" not in text, method

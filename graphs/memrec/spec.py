@@ -42,7 +42,8 @@ def _memrec(summary: str, prepare: str, calls: Hook, **overrides: Any) -> Method
         reported=("memrec_rules", "memrec_memory"),
         evidence=EvidenceUse(
             "all visible (curation, facets); its memory holds the training history",
-            CONTRACT_CANDIDATES + " (Stage R); candidate memories (rerank)",
+            f"{CONTRACT_CANDIDATES} (Stage R); candidate memories, started from title and description"
+            " (rerank)",
             learns_from=TRAINING + (WARMUP if prepare == "with_stage_w" else ""),
         ),
     )
