@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from world.data import Dataset, Interaction
@@ -24,6 +25,17 @@ class UserCase:
     def before_target(self) -> tuple[Interaction, ...]:
         """Everything the user did before the test target: training history plus warm-up."""
         return (*self.history, self.valid) if self.valid else self.history
+
+
+def held_out_events(cases: Mapping[str, UserCase]) -> set[tuple[str, str, float]]:
+    """(user, item, timestamp) of every split user's validation and test interactions: what no
+    learner trains on (docs/benchmarking.md, "What learners learn from")."""
+    held: set[tuple[str, str, float]] = set()
+    for case in cases.values():
+        for event in (case.valid, case.target):
+            if event is not None:
+                held.add((case.user_id, event.item_id, event.timestamp))
+    return held
 
 
 def leave_one_out(dataset: Dataset, min_interactions: int = 3) -> dict[str, UserCase]:

@@ -24,6 +24,7 @@ from world.data import Interaction
 from world.environment import Environment
 from world.loaders.agentsociety_fields import contributors
 from world.progress import report
+from world.split import held_out_events
 
 AUTHOR_KEYS = ("author", "authors", "series")
 """Item attributes naming an author or a series (AuthorPreference)."""
@@ -90,8 +91,7 @@ class Corpus:
         the item side)."""
         data = env.dataset
         self.env = env
-        held_out = {(c.user_id, c.target.item_id, c.target.timestamp) for c in env.cases.values()}
-        held_out |= {(c.user_id, c.valid.item_id, c.valid.timestamp) for c in env.cases.values() if c.valid}
+        held_out = held_out_events(env.cases)
         by_user: dict[str, list[Interaction]] = defaultdict(list)
         by_item: dict[str, list[Interaction]] = defaultdict(list)
         self.own_on_item: dict[tuple[str, str], list[Interaction]] = defaultdict(list)

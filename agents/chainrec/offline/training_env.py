@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from world.data import Dataset, PresplitUser
 from world.environment import Environment
+from world.split import held_out_events
 
 TRAINING_SUFFIX = "#chainrec-train-before-valid"
 """Appended to the dataset's name and source (a cache key of its own)."""
@@ -25,8 +26,7 @@ def training_dataset(env: Environment) -> Dataset:
     """`env`'s dataset without any user's test and validation interactions (the last training
     interaction becomes the target of the split that follows)."""
     data = env.dataset
-    held_out = {(c.user_id, c.target.item_id, c.target.timestamp) for c in env.cases.values()}
-    held_out |= {(c.user_id, c.valid.item_id, c.valid.timestamp) for c in env.cases.values() if c.valid}
+    held_out = held_out_events(env.cases)
     kept = [e for e in data.interactions if (e.user_id, e.item_id, e.timestamp) not in held_out]
     presplit = None
     if data.presplit is not None:
