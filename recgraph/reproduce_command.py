@@ -1,5 +1,6 @@
-"""`recgraph reproduce PAPER --dataset PATH`: a paper's protocol, its main tables with the published
-numbers beside ours, and the cost before the first call (bench/reproduce/)."""
+"""`recgraph reproduce PAPER --dataset NAME=PATH ...`: a paper's protocol, dataset by dataset, its
+main tables with the published numbers beside ours, and the cost before the first call
+(bench/reproduce/)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,24 @@ import argparse
 import os
 
 from recgraph.help_format import DefaultsHelpFormatter
+from recgraph.options import add_set_option
+
+
+def dataset_names() -> str:
+    """Each paper's dataset NAMEs, for --help (from graphs/<paper>/published.json)."""
+    from bench.reproduce.papers import PAPERS, load_paper
+
+    return "\n".join(f"  {p}: {', '.join(d.name for d in load_paper(p).datasets)}" for p in PAPERS)
+
 
 EPILOG = """papers: memrec, amem4rec, arag, chainrec (published numbers: graphs/<paper>/published.json).
-Each scenario the paper's tables use is one `recgraph bench` run in OUT/<scenario> (the same command
-resumes); OUT/reproduce.md and reproduce.json hold the paper's tables with ours beside them.
-With a hosted model (openai:<model>) the LLM cache OUT/llm_cache.sqlite is on unless --llm-cache
-names another file, so a rerun or a resumed run pays nothing twice."""
+Datasets, the NAMEs --dataset NAME=PATH takes (each fills only its own columns):
+{names}
+Each scenario a dataset's columns use is one `recgraph bench` run in OUT/<NAME>/<scenario> (the same
+command resumes; another command with more datasets adds their columns to the same OUT);
+OUT/reproduce.md and reproduce.json hold the paper's tables with ours beside them, a dataset not run
+marked "not run". With a hosted model (openai:<model>) the LLM cache OUT/llm_cache.sqlite is on
+unless --llm-cache names another file, so a rerun or a resumed run pays nothing twice."""
 
 
 def add_reproduce_parser(commands: argparse._SubParsersAction) -> None:
@@ -21,10 +34,17 @@ def add_reproduce_parser(commands: argparse._SubParsersAction) -> None:
         "reproduce",
         help="run a paper's protocol and write its tables with the published numbers beside ours",
         formatter_class=DefaultsHelpFormatter,
-        epilog=EPILOG,
+        epilog=EPILOG.format(names=dataset_names()),
     )
     parser.add_argument("paper", help="memrec, amem4rec, arag or chainrec")
-    parser.add_argument("--dataset", required=True, help="the dataset path (or ml-100k)")
+    parser.add_argument(
+        "--dataset",
+        action="append",
+        required=True,
+        metavar="NAME=PATH",
+        help="one of the paper's datasets (NAME, listed below) and the data standing for it (a path, "
+        "or ml-100k); repeatable",
+    )
     parser.add_argument("--users", type=int, default=None, help="users per scenario (default: the paper's)")
     parser.add_argument("--candidates", type=int, default=None, help="N (default: the paper's)")
     parser.add_argument(
@@ -35,6 +55,7 @@ def add_reproduce_parser(commands: argparse._SubParsersAction) -> None:
         help="keep users with at least K interactions (default: the paper's filter, e.g. AMEM4Rec's "
         "more than 10; 0: none); not applied to cold_start",
     )
+    add_set_option(parser)
     parser.add_argument("--seed", type=int, default=0, help="seed for users and candidates")
     parser.add_argument("--concurrency", type=int, default=4, help="users in flight at once")
     parser.add_argument("--out", default=None, help="output folder (default runs/reproduce/PAPER)")

@@ -1,40 +1,53 @@
-"""`recgraph reproduce PAPER`: the cost plan, then one `recgraph bench` run per scenario of the paper
-(the same command function, so resuming, progress, traces and reports are the bench's), then the
-paper's tables with our numbers and the planned beside the measured tokens."""
+"""`recgraph reproduce PAPER --dataset NAME=PATH ...`: the cost plan, then per paper dataset one
+`recgraph bench` run per scenario its columns use (the same command function, so resuming, progress,
+traces and reports are the bench's), then the paper's tables, each column filled from its own
+dataset's run, with the planned beside the measured tokens."""
 
 from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from bench.reproduce.papers import Paper, check_paper, load_paper
-from bench.reproduce.plan import ScenarioRun, filter_note, missing_methods, scenario_runs
+from bench.reproduce.plan import (
+    ScenarioRun,
+    dataset_arguments,
+    dataset_runs,
+    filter_note,
+    knob_assignments,
+    missing_methods,
+    run_knobs,
+)
 
 Print = Callable[[str], None]
+SOURCES = "datasets.json"
+"""OUT's record of which data filled each paper dataset (NAME -> path and loaded name)."""
 
 
-def bench_args(args: argparse.Namespace, paper: Paper, run: ScenarioRun, out: Path) -> argparse.Namespace:
-    """The `recgraph bench` options of one scenario run, parsed by the bench parser itself."""
+def bench_args(
+    args: argparse.Namespace, paper: Paper, run: ScenarioRun, path: str, knobs: Sequence[str], out: Path
+) -> argparse.Namespace:
+    """The `recgraph bench` options of one run (`path`: its dataset), parsed by the bench parser."""
     from recgraph.cli import build_parser
 
     protocol = paper.protocol
     argv = [
-        "bench", "--dataset", args.dataset, "--methods", ",".join(run.methods), "--scenario", run.scenario,
+        "bench", "--dataset", path, "--methods", ",".join(run.methods), "--scenario", run.scenario,
         "--users", str(args.users or protocol["users"]),
         "--candidates", str(args.candidates or protocol["candidates"]),
-        "--seed", str(args.seed), "--llm", args.llm, "--out", str(out / run.scenario),
+        "--seed", str(args.seed), "--llm", args.llm, "--out", str(out / run.folder),
         "--concurrency", str(args.concurrency), "--llm-retries", str(args.llm_retries),
     ]  # fmt: skip
     k = protocol.get("min_interactions") if args.min_user_interactions is None else args.min_user_interactions
-    if (
-        k and run.scenario != "cold_start"
-    ):  # the paper's user filter (cold-start users have 2-3 by definition)
+    if k and run.scenario != "cold_start":  # the paper's user filter (cold-start users have 2-3)
         argv += ["--min-user-interactions", str(k)]
     if protocol["candidate_source"] != "auto":  # ARAG: negatives from the retrieval (retrieval_negatives)
         argv += ["--candidate-source", protocol["candidate_source"]]
+    for knob in knobs:
+        argv += ["--set", knob]
     if args.base_url:
         argv += ["--base-url", args.base_url]
     cache = args.llm_cache or (str(out / "llm_cache.sqlite") if args.llm.startswith("openai:") else "")
@@ -43,10 +56,58 @@ def bench_args(args: argparse.Namespace, paper: Paper, run: ScenarioRun, out: Pa
     return build_parser().parse_args(argv)
 
 
-def plan_rows(
-    args: argparse.Namespace, paper: Paper, runs: list[ScenarioRun], out: Path, say: Print
-) -> list[Any]:
-    """Every scenario run's planned calls and tokens (probed under the loopback simulator)."""
+class Reproduction:
+    """One reproduce command: the paper, the datasets given (NAME -> PATH), their runs and knobs."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        """Check the paper, the `--dataset NAME=PATH` values and the `--set` knobs (one-line errors)."""
+        from bench.knob_settings import KnobError, split_assignment, unknown_knob
+        from world.datasets import check_dataset_spec
+
+        self.args, self.paper = args, load_paper(check_paper(args.paper))
+        self.paths: dict[str, str] = dataset_arguments(self.paper, args.dataset)
+        for path in self.paths.values():
+            check_dataset_spec(path)
+        self.out = Path(args.out or f"runs/reproduce/{self.paper.name}")
+        self.runs = [r for name in self.paths for r in dataset_runs(self.paper, self.paper.dataset(name))]
+        self.knobs = knob_assignments(self.paper, args.set, self.paths)
+        methods = list(dict.fromkeys(m for run in self.runs for m in run.methods))
+        reached = {split_assignment(k)[0] for run in self.runs for k in run_knobs(self.knobs, run)}
+        for text in args.set:  # the user's own --set must reach some run (the paper's may not)
+            if split_assignment(text)[0] not in reached:
+                raise KnobError(unknown_knob(split_assignment(text)[0], methods))
+
+    def options(self, run: ScenarioRun) -> argparse.Namespace:
+        """The bench options of `run`."""
+        path = self.paths[run.dataset]
+        return bench_args(self.args, self.paper, run, path, run_knobs(self.knobs, run), self.out)
+
+
+def recorded_sources(out: Path) -> dict[str, dict[str, str]]:
+    """OUT's datasets.json (empty when OUT holds none yet)."""
+    path = out / SOURCES
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def same_path(a: str, b: str) -> bool:
+    """Whether two --dataset paths name the same data (as given, or resolved when they exist)."""
+    return a == b or (Path(a).expanduser().exists() and Path(a).expanduser().resolve() == Path(b).resolve())
+
+
+def check_sources(out: Path, paths: Mapping[str, str]) -> None:
+    """Refuse a paper dataset OUT already holds from other data (its runs would mix two datasets)."""
+    from world.errors import ProtocolError
+
+    for name, old in recorded_sources(out).items():
+        if name in paths and not same_path(paths[name], old["path"]):
+            raise ProtocolError(
+                f"{out} holds {name} from {old['path']}, not {paths[name]}: give another --out, or "
+                f"--dataset {name}={old['path']} to resume it"
+            )
+
+
+def plan_rows(rep: Reproduction, say: Print) -> list[Any]:
+    """Every run's planned calls and tokens (probed under the loopback simulator), as (run folder, row)."""
     from bench.cost.probe import probe
     from bench.planned_calls import planned_calls
     from bench.protocol import plan_cases
@@ -57,15 +118,15 @@ def plan_rows(
     from world.results_log import ResultsLog
 
     rows = []
-    for run in runs:
+    for run in rep.runs:
         if not run.methods:
             continue
-        bench = bench_args(args, paper, run, out)
+        bench = rep.options(run)
         protocol = protocol_from_args(bench, bench.llm)
         try:
             cases = plan_cases(get_environment(bench.dataset), protocol)
         except ProtocolError as error:
-            say(f"scenario {run.scenario}: {error}")
+            say(f"{run.folder}: {error}")
             continue
         log_path = Path(bench.out) / "results.jsonl"
         done = ResultsLog(log_path, protocol.as_dict()).done if log_path.exists() else (lambda m: {})
@@ -73,80 +134,96 @@ def plan_rows(
         context = context_from_args(bench)
         probed = probe(run.methods, cases, protocol, context) if bench.llm != "heuristic" else {}
         for row in planned_calls(run.methods, pending, context, protocol.candidates, probed):
-            rows.append((run.scenario, row))
+            rows.append((run.folder, row))
     return rows
 
 
 def reproduce(args: argparse.Namespace, say: Print) -> int:
-    """Print the plan; unless `--dry-run`, run each scenario through `recgraph bench` and write
-    OUT/reproduce.md and OUT/reproduce.json."""
+    """Print the plan; unless `--dry-run`, run each dataset's scenarios through `recgraph bench` and
+    write OUT/reproduce.md and OUT/reproduce.json from every dataset OUT holds."""
     from agents.backends import describe_backend
     from bench.planned_calls import describe_plan
-    from world.datasets import check_dataset_spec, load_dataset
+    from world.datasets import load_dataset
 
-    paper = load_paper(check_paper(args.paper))
-    check_dataset_spec(args.dataset)
-    load_dataset(args.dataset)  # bad data fails here in one line, before any header (and is cached)
-    out = Path(args.out or f"runs/reproduce/{paper.name}")
-    runs = scenario_runs(paper)
+    rep = Reproduction(args)
+    check_sources(rep.out, rep.paths)
+    for path in rep.paths.values():
+        load_dataset(path)  # bad data fails here in one line, before any header (and is cached)
+    paper = rep.paper
     header = [f"paper: {paper.title}; protocol: {paper.protocol['note']}"]
     header += [f"the paper's model: {paper.protocol['llm']}; ours: {describe_backend(args.llm)}"]
+    header += [f"--dataset {name}={path}" for name, path in rep.paths.items()]
+    if rep.knobs:
+        header.append(f"knobs (the paper's protocol, then --set): {', '.join(rep.knobs)}")
     if missing := missing_methods(paper):
         header.append(f"rows without a recgraph method: {', '.join(missing)} (shown as not in recgraph)")
     if note := filter_note(paper, args.min_user_interactions):
         header.append(note)
     for line in header:
         say(line)
-    rows = plan_rows(args, paper, runs, out, say) if args.llm != "heuristic" else []
+    rows = plan_rows(rep, say) if args.llm != "heuristic" else []
     if rows:
         say(describe_plan([row for _, row in rows], args.llm_retries, args.llm))
     if args.dry_run:
         say("dry run: nothing was sent and nothing written")
         return 0
-    return _run(args, paper, runs, out, header, rows, say)
+    return _run(rep, header, rows, say)
 
 
-def _run(
-    args: argparse.Namespace, paper: Paper, runs: list[ScenarioRun], out: Path, header: list[str],
-    rows: list[Any], say: Print,
-) -> int:  # fmt: skip
+def _run(rep: Reproduction, header: list[str], rows: list[Any], say: Print) -> int:
     from bench.reproduce.costs import cost_markdown, cost_rows
     from bench.reproduce.table import paper_report
     from recgraph.commands import bench
+    from world.environment import get_environment
     from world.errors import ProtocolError
 
-    metrics: dict[str, dict[str, Any]] = {}
+    sources = recorded_sources(rep.out)
+    for name, path in rep.paths.items():
+        sources[name] = {"path": path, "dataset": get_environment(path).dataset.name}
+    rep.out.mkdir(parents=True, exist_ok=True)
+    (rep.out / SOURCES).write_text(json.dumps(sources, indent=1) + "\n")
+    measured: dict[str, dict[str, Any]] = {}
     worst = 0
-    for run in runs:
+    for run in rep.runs:
         if not run.methods:
             continue
-        say(f"{paper.name}: scenario {run.scenario}, methods {', '.join(run.methods)}")
-        options = bench_args(args, paper, run, out)
-        if rows:  # the scenario's report shows this plan beside what it measured; bench probes no more
-            options.planned = [row for scenario, row in rows if scenario == run.scenario]
+        say(f"{rep.paper.name}: {run.dataset}, scenario {run.scenario}, methods {', '.join(run.methods)}")
+        options = rep.options(run)
+        if rows:  # the run's report shows this plan beside what it measured; bench probes no more
+            options.planned = [row for folder, row in rows if folder == run.folder]
         try:
             code = bench(options)
         except ProtocolError as error:  # e.g. no user of this dataset qualifies for the scenario
-            header.append(f"scenario {run.scenario} not run: {error}")
+            header.append(f"{run.dataset}, scenario {run.scenario} not run: {error}")
             say(header[-1])
             continue
-        path = out / run.scenario / "metrics.json"
+        path = rep.out / run.folder / "metrics.json"
         if path.exists():
-            metrics[run.scenario] = json.loads(path.read_text())
+            measured[run.folder] = json.loads(path.read_text())
         if code not in (0, 3):  # a crash or interruption: the same command resumes
             return code
         worst = max(worst, code)
-    from world.environment import get_environment
-
-    dataset = get_environment(args.dataset).dataset.name
-    text, document = paper_report(paper, metrics, dataset, header, args.llm)
-    costs = cost_rows(rows, metrics, args.llm)
+    text, document = paper_report(
+        rep.paper, held_runs(rep.paper, rep.out, sources), sources, header, rep.args.llm
+    )
+    costs = cost_rows(rows, measured, rep.args.llm)
     document["cost"] = costs
     text += cost_markdown(costs)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "reproduce.md").write_text(text)
-    (out / "reproduce.json").write_text(json.dumps(document, indent=1) + "\n")
+    (rep.out / "reproduce.md").write_text(text)
+    (rep.out / "reproduce.json").write_text(json.dumps(document, indent=1) + "\n")
     if costs:  # planned beside measured, on the console too
         say(cost_markdown(costs).strip())
-    say(f"wrote {out}/reproduce.md, reproduce.json")
+    say(f"wrote {rep.out}/reproduce.md, reproduce.json")
     return worst
+
+
+def held_runs(paper: Paper, out: Path, sources: Mapping[str, Any]) -> dict[tuple[str, str], dict]:
+    """Every finished run OUT holds for the paper's datasets (this command's and earlier ones'),
+    as (dataset NAME, scenario) -> its metrics.json."""
+    held = {}
+    for name in sources:
+        for run in dataset_runs(paper, paper.dataset(name)):
+            path = out / run.folder / "metrics.json"
+            if path.exists():
+                held[(name, run.scenario)] = json.loads(path.read_text())
+    return held

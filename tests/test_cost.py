@@ -60,7 +60,8 @@ def test_dry_run_hosted_prints_calls_tokens_dollars(
     shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], no_outside_network: list[object]
 ) -> None:
     out = tmp_path / "dry"
-    argv = ["reproduce", "memrec", "--dataset", str(shared_data / "CDs-100-user-dense"), "--users", "8"]
+    argv = ["reproduce", "memrec", "--dataset", f"Goodreads={shared_data / 'CDs-100-user-dense'}"]
+    argv += ["--users", "8"]
     assert main([*argv, "--llm", "openai:gpt-4o-mini", "--dry-run", "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "memrec: 8 users × 4 = 32" in text
@@ -72,7 +73,7 @@ def test_dry_run_hosted_prints_calls_tokens_dollars(
 
 
 def test_unknown_price_says_so(shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["reproduce", "arag", "--dataset", str(shared_data / "CDs-100-user-dense"), "--users", "4"]
+    argv = ["reproduce", "arag", "--dataset", f"Home={shared_data / 'CDs-100-user-dense'}", "--users", "4"]
     assert main([*argv, "--llm", "openai:my-model", "--dry-run", "--out", str(tmp_path / "x")]) == 0
     text = capsys.readouterr().out
     assert "price unknown: my-model is not in bench/cost/prices.json" in text
@@ -106,14 +107,15 @@ def _ratios(costs: list[dict]) -> None:
         planned, measured = row["planned"], row["measured"]
         assert measured["calls"] > 0, row
         for key in ("input_tokens", "output_tokens"):
-            where = (row["scenario"], row["method"], key)
+            where = (row["run"], row["method"], key)
             assert measured[key] == pytest.approx(planned[key], rel=0.15), where
 
 
 @pytest.mark.parametrize("paper", ["memrec", "arag", "amem4rec"])
 def test_sim_plan_within_15_percent_of_measured(shared_data: Path, tmp_path: Path, paper: str) -> None:
     out = tmp_path / paper
-    argv = ["reproduce", paper, "--dataset", str(shared_data / "CDs-100-user-dense"), "--users", "8"]
+    name = {"memrec": "Goodreads", "arag": "Home", "amem4rec": "CDs"}[paper]
+    argv = ["reproduce", paper, "--dataset", f"{name}={shared_data / 'CDs-100-user-dense'}", "--users", "8"]
     argv += ["--min-user-interactions", "0"]  # its users have 8 interactions; AMEM4Rec's filter wants 11
     assert main([*argv, "--llm", "sim", "--out", str(out)]) == 0
     costs = json.loads((out / "reproduce.json").read_text())["cost"]
@@ -121,11 +123,13 @@ def test_sim_plan_within_15_percent_of_measured(shared_data: Path, tmp_path: Pat
     _ratios(costs)
     assert "tokens measured / planned" in (out / "reproduce.md").read_text()
     # the scenario's own bench report shows the same plan beside what it measured
-    block = json.loads((out / "classic" / "metrics.json").read_text())["planned_vs_measured"]
+    block = json.loads((out / name / "classic" / "metrics.json").read_text())["planned_vs_measured"]
     ours = next(row for row in costs if row["method"] == paper)
     assert block[paper]["planned"]["input_tokens"] == ours["planned"]["input_tokens"]
     assert block[paper]["measured"]["input_tokens"] == ours["measured"]["input_tokens"]
-    assert "LLM calls and tokens: planned beside measured" in (out / "classic" / "report.md").read_text()
+    assert (
+        "LLM calls and tokens: planned beside measured" in (out / name / "classic" / "report.md").read_text()
+    )
 
 
 def test_amem4rec_training_growth_planned_past_the_probes(shared_data: Path) -> None:

@@ -30,6 +30,13 @@ from bench.cost.measured import ZERO, Usage, measured_usage, prepare_usage
 from bench.protocol import EvalCase, Protocol
 from graphs.registry import METHODS
 from state.context import Context
+from world.errors import RecgraphError
+
+
+class ProbeFailed(RecgraphError):
+    """The cost probe could not rank its users under the loopback simulator (e.g. the loopback
+    interface is down): the plan cannot be priced, said in one line."""
+
 
 PROBE_USERS = 5
 """Users the probe ranks per method (spread over the run's users)."""
@@ -116,6 +123,7 @@ def _simulate(
 ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, float]]]:
     """Run `methods` on `chosen` under a fresh simulator in a temporary folder: metrics per method
     and ranking requests per user per agent."""
+    from bench.crash import RunStopped
     from bench.runner import run_benchmark
     from bench.sim_process import SimServer
     from world.results_log import ResultsLog
@@ -130,7 +138,10 @@ def _simulate(
             rec_model="", mem_model="", planner_model="",
         )  # fmt: skip
         log = ResultsLog(Path(folder) / "results.jsonl", sim_protocol.as_dict())
-        results = run_benchmark(list(methods), list(chosen), sim_protocol, log, 4, sim)
+        try:
+            results = run_benchmark(list(methods), list(chosen), sim_protocol, log, 4, sim)
+        except RunStopped as stop:  # the probe is the plan's, not a run: its failure is one line
+            raise ProbeFailed(f"the cost probe stopped at {stop.method}: {stop.error}") from stop
         agents = {m: _agent_calls(log, m, len(chosen)) for m in methods}
     return results, agents
 

@@ -1,10 +1,12 @@
 """The papers' published numbers and protocols, one data file per paper, in its method's room
 (`graphs/<paper>/published.json`).
 
-A file holds the paper's protocol (N, users, filters, candidate source, the model it used) and its main
-tables: per table its id, caption, the lines of the paper's text it was read from, its columns
-(dataset, scenario, metric) and rows (the paper's row label, the recgraph method it maps to or why it
-has none, and the values as printed; `scale` 100 when the paper prints percentages).
+A file holds the paper's datasets (the NAME `reproduce --dataset NAME=PATH` takes, the column
+heading it fills, the data the paper used), its protocol (N, users, filters, candidate source, the
+model it used, the knobs every run of it sets) and its main tables: per table its id, caption, the
+lines of the paper's text it was read from, its columns (dataset, scenario, metric) and rows (the
+paper's row label, the recgraph method it maps to or why it has none, and the values as printed;
+`scale` 100 when the paper prints percentages).
 """
 
 from __future__ import annotations
@@ -27,6 +29,22 @@ METRIC_ALIASES = {"ndcg@1": "hit@1"}
 
 class UnknownPaper(RecgraphError):
     """A PAPER argument that names no data file."""
+
+
+class UnknownPaperDataset(RecgraphError):
+    """A `--dataset NAME=PATH` whose NAME is none of the paper's datasets (or that lacks NAME=)."""
+
+
+@dataclass(frozen=True)
+class PaperDataset:
+    """One of the paper's datasets: the name `reproduce --dataset NAME=PATH` takes for it."""
+
+    name: str
+    """The NAME reproduce takes (e.g. "CDs")."""
+    column: str
+    """The dataset as the paper's table columns name it (e.g. "CDs and Vinyl")."""
+    data: str
+    """The data the paper used (release, category)."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +122,8 @@ class Paper:
     """Its main tables."""
     omitted: str = ""
     """What of the paper's results is not transcribed, and why."""
+    datasets: tuple[PaperDataset, ...] = ()
+    """The paper's datasets, in the order of its tables' columns."""
 
     @property
     def methods(self) -> list[str]:
@@ -114,6 +134,19 @@ class Paper:
     def scenarios(self) -> list[str]:
         """Every scenario its tables need, in order."""
         return list(dict.fromkeys(s for t in self.tables for s in t.scenarios))
+
+    def dataset(self, name: str) -> PaperDataset:
+        """The paper's dataset called `name` (its NAME or its column heading, in any case; no
+        partial or word match), else `UnknownPaperDataset` listing the names."""
+        for entry in self.datasets:
+            if name.casefold() in (entry.name.casefold(), entry.column.casefold()):
+                return entry
+        names = ", ".join(d.name for d in self.datasets)
+        raise UnknownPaperDataset(f"{self.name} has no dataset {name!r}; choose one of {names}")
+
+    def column_dataset(self, column: str) -> PaperDataset:
+        """The dataset a table column names."""
+        return next(d for d in self.datasets if d.column == column)
 
 
 def check_paper(name: str) -> str:
@@ -130,7 +163,11 @@ def load_paper(name: str) -> Paper:
     path = GRAPHS / check_paper(name) / "published.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     tables = tuple(_table(path, t) for t in data["tables"])
-    return Paper(name, data["title"], data["protocol"], tables, data.get("omitted", ""))
+    datasets = tuple(PaperDataset(**d) for d in data["datasets"])
+    named = {d.column for d in datasets}
+    if unnamed := sorted({c.dataset for t in tables for c in t.columns} - named):
+        raise RecgraphError(f'{path.name}: columns name datasets its "datasets" list lacks: {unnamed}')
+    return Paper(name, data["title"], data["protocol"], tables, data.get("omitted", ""), datasets)
 
 
 def _table(path: Path, data: dict[str, Any]) -> Table:

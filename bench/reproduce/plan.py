@@ -1,12 +1,14 @@
-"""Which bench runs a paper needs: one per scenario its tables use, each with the methods of those
-tables that recgraph registers (looked up in `graphs.registry.METHODS` when asked, so a method another
-helper adds later is picked up), and the paper's N, users and candidate source unless overridden."""
+"""Which bench runs a paper needs: per paper dataset given, one per scenario that dataset's columns
+use, each with the methods of the tables having such a column that recgraph registers (looked up in
+`graphs.registry.METHODS` when asked, so a method another helper adds later is picked up), and the
+knobs of the paper's protocol plus the user's `--set`, each passed to the runs it applies to."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from bench.reproduce.papers import Paper
+from bench.reproduce.papers import Paper, PaperDataset, UnknownPaperDataset
 from graphs.registry import METHODS
 
 
@@ -14,26 +16,70 @@ from graphs.registry import METHODS
 class ScenarioRun:
     """One `recgraph bench` run of a reproduction."""
 
+    dataset: str
+    """The paper dataset's NAME (its folder under OUT)."""
     scenario: str
     """The scenario (world/scenarios.py)."""
     methods: tuple[str, ...]
-    """The registered methods of the tables with a column in this scenario."""
+    """The registered methods of the tables with a column on this dataset in this scenario."""
+
+    @property
+    def folder(self) -> str:
+        """Its output folder under OUT."""
+        return f"{self.dataset}/{self.scenario}"
 
 
-def scenario_runs(paper: Paper) -> list[ScenarioRun]:
-    """The paper's bench runs, in the order its tables first need each scenario."""
+def dataset_arguments(paper: Paper, given: Sequence[str]) -> dict[str, str]:
+    """Each `--dataset NAME=PATH` as paper-dataset NAME -> PATH, in the order given; a value without
+    `NAME=`, a NAME the paper lacks or a NAME given twice is `UnknownPaperDataset`."""
+    names = ", ".join(d.name for d in paper.datasets)
+    chosen: dict[str, str] = {}
+    for text in given:
+        name, equals, path = text.partition("=")
+        if not equals or not name.strip() or not path.strip():
+            raise UnknownPaperDataset(
+                f"--dataset {text!r}: give NAME=PATH, NAME one of {paper.name}'s datasets ({names})"
+            )
+        entry = paper.dataset(name.strip())
+        if entry.name in chosen:
+            raise UnknownPaperDataset(f"--dataset {entry.name} is given twice")
+        chosen[entry.name] = path.strip()
+    return chosen
+
+
+def dataset_runs(paper: Paper, dataset: PaperDataset) -> list[ScenarioRun]:
+    """The bench runs one paper dataset needs, in the order its tables first use each scenario."""
+    cells = [(t, c.scenario) for t in paper.tables for c in t.columns if c.dataset == dataset.column]
     runs = []
-    for scenario in paper.scenarios:
-        wanted = [
-            r.method for t in paper.tables if scenario in t.scenarios for r in t.rows if r.method in METHODS
-        ]
-        runs.append(ScenarioRun(scenario, tuple(dict.fromkeys(m for m in wanted if m))))
+    for scenario in dict.fromkeys(s for _, s in cells):
+        wanted = [r.method for t, s in cells if s == scenario for r in t.rows if r.method in METHODS]
+        runs.append(ScenarioRun(dataset.name, scenario, tuple(dict.fromkeys(m for m in wanted if m))))
     return runs
 
 
 def missing_methods(paper: Paper) -> list[str]:
     """Methods the paper's rows map to that recgraph does not register (yet)."""
     return [m for m in paper.methods if m not in METHODS]
+
+
+def knob_assignments(paper: Paper, given: Sequence[str], paths: Mapping[str, str]) -> list[str]:
+    """The paper's protocol knobs (`protocol.knobs` in published.json) as `NAME=VALUE`, each
+    replaced by a `--set` of the same NAME; a value `{datasets}` becomes the command's dataset
+    paths, comma-separated."""
+    from bench.knob_settings import split_assignment
+
+    knobs = {name: str(value) for name, value in (paper.protocol.get("knobs") or {}).items()}
+    knobs = {n: ",".join(paths.values()) if v == "{datasets}" else v for n, v in knobs.items()}
+    knobs.update(split_assignment(text) for text in given)
+    return [f"{name}={value}" for name, value in knobs.items()]
+
+
+def run_knobs(assignments: Sequence[str], run: ScenarioRun) -> list[str]:
+    """The assignments some method of `run` has a knob for (bench refuses one no method has)."""
+    from bench.knob_settings import knob_types, split_assignment
+
+    having = {n for m in run.methods for n in knob_types(METHODS[m].context)}
+    return [text for text in assignments if split_assignment(text)[0] in having]
 
 
 def filter_note(paper: Paper, given: int | None) -> str:

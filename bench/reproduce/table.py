@@ -1,19 +1,23 @@
 """A paper's tables with our numbers beside the published ones (reproduce.md and reproduce.json).
 
 Each published row keeps its place: a row whose method recgraph lacks says "not in recgraph", one the
-run did not produce says "not run"; each block of a paper dataset says whether our dataset is that
-one or differs from it (our numbers are shown either way, labelled)."""
+run did not produce says "not run". Each column is filled only from its own paper dataset's run (the
+`--dataset NAME=PATH` the user gave for it): a dataset without one says "not run"; each block names
+the data that filled it. Nothing is matched by name."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from bench.reproduce.papers import Paper, Table
 from graphs.registry import METHODS
 
-STOPWORDS = frozenset({"and", "the", "of"})
+Runs = Mapping[tuple[str, str], Mapping[str, Any]]
+"""(paper dataset NAME, scenario) -> that run's metrics.json."""
+Sources = Mapping[str, Mapping[str, str]]
+"""Paper dataset NAME -> {"path": what the user gave, "dataset": the loaded dataset's name}."""
+NOT_RUN = "not run"
 
 
 def ours_label(llm: str) -> str:
@@ -26,42 +30,35 @@ def ours_label(llm: str) -> str:
     return "ours"
 
 
-def _words(name: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z0-9]+", name.lower()) if len(w) >= 3 and w not in STOPWORDS}
-
-
-def same_dataset(paper_dataset: str, ours: str) -> bool:
-    """Whether our dataset's name names the paper's dataset (a word of one in the other's words)."""
-    return bool(_words(paper_dataset) & _words(ours))
-
-
-def row_status(method: str | None, missing: str, runs: Mapping[str, Mapping[str, Any]]) -> str:
-    """ "" when our numbers exist, else why not."""
+def row_status(method: str | None, missing: str, runs: Runs) -> str:
+    """ "" when our numbers exist for some column, else why not."""
     if method is None:
         return missing
     if method not in METHODS:
         return f"not in recgraph ({method} is not registered)"
     if not any(method in (run.get("methods") or {}) for run in runs.values()):
-        return "not run"
+        return NOT_RUN
     return ""
 
 
-def table_cells(table: Table, runs: Mapping[str, Mapping[str, Any]], dataset: str) -> list[dict[str, Any]]:
+def table_cells(paper: Paper, table: Table, runs: Runs) -> list[dict[str, Any]]:
     """Per published row: its label, method, status and per column the published value, ours and
-    our 95% interval (scaled like the paper's numbers)."""
+    our 95% interval (scaled like the paper's numbers), from that column's dataset's run alone."""
     rows = []
     for row in table.rows:
         status = row_status(row.method, row.missing, runs)
         cells = []
         for column, value in zip(table.columns, row.values, strict=True):
-            entry = ((runs.get(column.scenario) or {}).get("methods") or {}).get(row.method or "", {})
+            name = paper.column_dataset(column.dataset).name
+            run = runs.get((name, column.scenario))
+            entry = ((run or {}).get("methods") or {}).get(row.method or "", {})
             ours, interval = entry.get(column.ours), entry.get(f"{column.ours}_ci")
             cells.append({
                 "dataset": column.dataset, "scenario": column.scenario, "metric": column.metric,
                 "published": value,
                 "ours": None if ours is None else ours * table.scale,
                 "ci95": None if not interval else [v * table.scale for v in interval],
-                "dataset_matches": same_dataset(column.dataset, dataset),
+                "status": status or ("" if ours is not None else NOT_RUN),
             })  # fmt: skip
         rows.append(
             {"row": row.row, "method": row.method, "status": status, "note": row.note, "cells": cells}
@@ -69,26 +66,36 @@ def table_cells(table: Table, runs: Mapping[str, Mapping[str, Any]], dataset: st
     return rows
 
 
-def _ours(cell: Mapping[str, Any], status: str, digits: int) -> str:
+def _ours(cell: Mapping[str, Any], digits: int) -> str:
     if cell["ours"] is None:
-        return status or "—"
+        return cell["status"] or "—"
     text = f"{cell['ours']:.{digits}f}"
     if cell["ci95"]:
         text += f" [{cell['ci95'][0]:.{digits}f}, {cell['ci95'][1]:.{digits}f}]"
     return text
 
 
-def table_markdown(table: Table, rows: list[dict[str, Any]], dataset: str, llm: str = "") -> str:
+def source_line(paper: Paper, column: str, sources: Sources) -> str:
+    """Which data filled a paper dataset's columns, or that none did."""
+    entry = paper.column_dataset(column)
+    source = sources.get(entry.name)
+    paper_side = f"**{column}** (paper: {entry.data})"
+    if source is None:
+        return f"{paper_side} · ours: {NOT_RUN} (`--dataset {entry.name}=PATH` fills it)"
+    return f"{paper_side} · ours: `{source['dataset']}` from `{source['path']}`"
+
+
+def table_markdown(
+    paper: Paper, table: Table, rows: list[dict[str, Any]], sources: Sources, llm: str = ""
+) -> str:
     """The table as Markdown, one block per paper dataset: each metric's published value and ours,
-    headed by what ours measures under backend `llm` (`ours_label`)."""
+    headed by what ours measures under backend `llm` (`ours_label`) and by the data that filled it."""
     label = ours_label(llm)
     digits = 1 if table.scale != 1 else 4
     parts = [f"### {table.id}: {table.caption} (paper lines {table.lines})\n"]
     for name in table.datasets:
         index = [i for i, c in enumerate(table.columns) if c.dataset == name]
-        match = same_dataset(name, dataset)
-        verdict = "same dataset" if match else "dataset differs"
-        parts.append(f"**{name}** (paper) vs **{dataset}** (ours): {verdict}\n")
+        parts.append(source_line(paper, name, sources) + "\n")
         heads = [f"{table.columns[i].metric} {table.columns[i].scenario}" for i in index]
         lines = [
             "| paper row | recgraph method | "
@@ -98,9 +105,7 @@ def table_markdown(table: Table, rows: list[dict[str, Any]], dataset: str, llm: 
         ]
         for row in rows:
             method = row["method"] or "—"
-            cells = [
-                (row["cells"][i]["published"], _ours(row["cells"][i], row["status"], digits)) for i in index
-            ]
+            cells = [(row["cells"][i]["published"], _ours(row["cells"][i], digits)) for i in index]
             shown = " | ".join(f"{p:g} | {o}" for p, o in cells)
             lines.append(f"| {row['row']} | {method} | {shown} |")
         parts.append("\n".join(lines) + "\n")
@@ -111,20 +116,24 @@ def table_markdown(table: Table, rows: list[dict[str, Any]], dataset: str, llm: 
 
 
 def paper_report(
-    paper: Paper, runs: Mapping[str, Mapping[str, Any]], dataset: str, header: list[str], llm: str = ""
+    paper: Paper, runs: Runs, sources: Sources, header: list[str], llm: str = ""
 ) -> tuple[str, dict]:
-    """reproduce.md's text and reproduce.json's document for a run (`runs`: scenario -> its
-    metrics.json) under backend `llm`, whose label heads the "ours" columns."""
-    document: dict[str, Any] = {"paper": paper.name, "title": paper.title, "dataset": dataset}
+    """reproduce.md's text and reproduce.json's document for the runs under OUT (`runs`, `sources`)
+    under backend `llm`, whose label heads the "ours" columns."""
+    document: dict[str, Any] = {"paper": paper.name, "title": paper.title}
+    document["datasets"] = {
+        d.name: {"column": d.column, "paper_data": d.data, "ours": sources.get(d.name)}
+        for d in paper.datasets
+    }
     document["ours_label"] = ours_label(llm)
     document.update(protocol=paper.protocol, omitted=paper.omitted, tables=[])
     parts = [f"# recgraph reproduce {paper.name}: {paper.title}\n", *(f"- {line}" for line in header), ""]
     for table in paper.tables:
-        rows = table_cells(table, runs, dataset)
+        rows = table_cells(paper, table, runs)
         document["tables"].append(
             {"id": table.id, "caption": table.caption, "lines": table.lines, "rows": rows}
         )
-        parts.append(table_markdown(table, rows, dataset, llm))
+        parts.append(table_markdown(paper, table, rows, sources, llm))
     if paper.omitted:
         parts.append(f"Not transcribed: {paper.omitted}.\n")
     return "\n".join(parts), document
