@@ -14,6 +14,7 @@ import pytest
 from bench.eligibility import candidates_block, eligibility
 from bench.protocol import Protocol, plan_cases
 from recgraph.cli import main
+from recgraph.datasets_command import fields_of
 from world.environment import get_environment
 from world.errors import ProtocolError
 
@@ -69,6 +70,7 @@ def test_default_samples_from_the_catalog_and_drops_nobody(mind: str) -> None:
     block = candidates_block(env, protocol, cases)
     assert block["source"] == "uniform" and block["pools"] == 0
     assert "impressions are not used" in block["how"]
+    assert fields_of(env.dataset).endswith("impressions (--candidate-source impressions)")  # not pools
 
 
 def test_impressions_draw_from_the_last_clicked_impression(mind: str) -> None:
