@@ -17,6 +17,7 @@ from bench.cost.probe import probe
 from bench.planned_calls import PlannedCalls, describe_plan, planned_calls
 from bench.planned_training import planned_training
 from bench.protocol import Protocol, plan_cases
+from bench.report_plan import plan_block, plan_markdown
 from graphs.amem4rec.training_plan import amem4rec_training_calls
 from graphs.hooks import CallPlan, TrainingPlan
 from state.amem4rec.context import PAPER_TRAINING, Amem4RecContext
@@ -96,6 +97,13 @@ def test_the_plan_prints_the_training_line() -> None:
     assert f"at most {16 + 284 * 3:,} requests; the first 16 windows meet an empty pool" in line
     assert "30,000 input + 4,000 output tokens, $" in line
     assert "amem4rec: 10 users × 1 = 10" in text and "with the training below" in text
+    entry = {"users": 10, "llm_calls": 10, "input_tokens": 1, "output_tokens": 1, "est_cost_usd": 0.0}
+    entry["call_plan"] = {"per_user": 1, "at_most": False, "note": ""}
+    block = plan_block({"amem4rec": entry}, "openai:gpt-4o-mini", [row])
+    assert block is not None and block["amem4rec"]["declared_training"] == {
+        "steps": 300, "step": "windows", "calls_at_most": 16 + 284 * 3,
+    }  # fmt: skip
+    assert f"| amem4rec | 10 | 10 + ≤{16 + 284 * 3:,} training (300 windows) |" in plan_markdown(block)
 
 
 def test_published_protocol_trains_as_the_paper() -> None:
