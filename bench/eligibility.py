@@ -2,7 +2,9 @@
 
 Users with a held-out target, then the scenario's rule (world.scenarios), then, when the dataset
 ships pre-generated candidate pools, only the users whose pool holds enough negatives: a run never
-silently mixes pooled and sampled users unless asked to (`mix`, `--mix-candidates`). Each step is
+silently mixes pooled and sampled users unless asked to (`mix`, `--mix-candidates`). Pools of
+impressions (MIND: `Dataset.pool_source`) are drawn from only under `--candidate-source impressions`;
+otherwise that dataset's negatives are sampled from the catalog like any other's. Each step is
 counted so the run header, metrics.json (`candidates`) and report.md can say why N users were
 eligible.
 """
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from bench.retrieval_candidates import RETRIEVAL_SOURCES
 from world.data import natural_key
 from world.environment import Environment
+from world.errors import ProtocolError
 from world.evaluation_world import scenario_cases
 from world.scenarios import (
     BENCH_SCENARIOS,
@@ -30,9 +33,12 @@ if TYPE_CHECKING:
     from bench.protocol import EvalCase, Protocol
     from world.split import UserCase
 
-Source = Literal["pools", "uniform", "mixed", "retrieval", "retrieval_negatives"]
-"""How negatives are drawn: the dataset's pools only, uniformly from unseen items, both, or ARAG's
-retrieval stage (`--candidate-source retrieval`, which ignores the pools)."""
+Source = Literal["pools", "impressions", "uniform", "mixed", "retrieval", "retrieval_negatives"]
+"""How negatives are drawn: the dataset's pools only, the user's impression only (MIND,
+`--candidate-source impressions`), uniformly from unseen items, both, or ARAG's retrieval stage
+(`--candidate-source retrieval`, which ignores the pools)."""
+IMPRESSIONS = "impressions"
+"""The `--candidate-source` drawing negatives from the news shown beside the user's last click."""
 
 
 @dataclass(frozen=True)
@@ -59,8 +65,26 @@ class Eligibility:
     """How candidates are made for the eligible users."""
 
 
-def pool_users(env: Environment) -> frozenset[str]:
-    """Users the dataset ships a pre-generated candidate pool for."""
+def pool_source(candidate_source: str) -> str:
+    """The `Dataset.pool_source` a run's `--candidate-source` draws pools of: `impressions` for
+    impressions, else `auto` (the dataset's own candidate sets)."""
+    return IMPRESSIONS if candidate_source == IMPRESSIONS else "auto"
+
+
+def check_pool_source(env: Environment, candidate_source: str) -> None:
+    """Refuse `--candidate-source impressions` on a dataset that ships no impressions."""
+    if candidate_source == IMPRESSIONS and env.dataset.pool_source != IMPRESSIONS:
+        raise ProtocolError(
+            f"--candidate-source impressions: {env.dataset.name!r} ships no impressions "
+            "(only MIND's behaviors.tsv does); use auto"
+        )
+
+
+def pool_users(env: Environment, candidate_source: str = "auto") -> frozenset[str]:
+    """Users the dataset ships a pre-generated candidate pool for that `candidate_source` draws from
+    (none when its pools are of another kind: MIND's impressions under `auto`)."""
+    if env.dataset.pool_source != pool_source(candidate_source):
+        return frozenset()
     presplit = env.dataset.presplit or {}
     return frozenset(u for u, fixed in presplit.items() if fixed.candidates is not None)
 
@@ -84,30 +108,42 @@ def usable_negatives(env: Environment, user_id: str, scenario: str = "classic") 
 
 
 def eligibility(
-    env: Environment, scenario: str, candidates: int, mix: bool = False, retrieval: bool | str = False
+    env: Environment,
+    scenario: str,
+    candidates: int,
+    mix: bool = False,
+    retrieval: bool | str = False,
+    source_name: str = "auto",
 ) -> Eligibility:
     """The users `scenario` may evaluate with `candidates` per user, and why (see module doc);
     `retrieval` (True or the source's name): candidates come from the retrieval stage, so the pools
-    do not restrict anyone."""
+    do not restrict anyone; `source_name`: the run's `--candidate-source` (impressions: MIND's
+    impression pools, refused on other data)."""
+    check_pool_source(env, source_name)
     cases = split_of(env, scenario)  # cold_start: the users the default split drops too
     users = eligible_users(cases, scenario, env.popularity, len(env.item_ids))
     steps = [
         Step("users with a held-out target", len(env.cases)),
         Step(scenario_rule(scenario, env.popularity, len(env.item_ids)), len(users)),
     ]
-    pooled = pool_users(env)
+    pooled = pool_users(env, source_name)
     source: Source = "uniform"
     if retrieval:
         source = retrieval if retrieval == "retrieval_negatives" else "retrieval"
     elif pooled and mix:
         source = "mixed"
     elif pooled:
-        source = "pools"
+        source = "impressions" if source_name == IMPRESSIONS else "pools"
         users = [u for u in users if u in pooled and usable_negatives(env, u, scenario) >= candidates - 1]
         rule = (
             f"has a pre-generated pool with at least {candidates - 1} usable negatives (the dataset ships "
             f"pools for {len(pooled):,} users; --mix-candidates also evaluates the others)"
         )
+        if source == "impressions":
+            rule = (
+                f"was shown at least {candidates - 1} news beside their last click that they never "
+                f"clicked ({len(pooled):,} users have an impression; --candidate-source impressions)"
+            )
         steps.append(Step(rule, len(users)))
     return Eligibility(sorted(users, key=natural_key), steps, pooled, source)
 
@@ -123,13 +159,20 @@ def cold_start_count(env: Environment) -> int:
     return in_split + sum(1 for user in dropped if len(env.history(user)) in COLD_START_SIZES)
 
 
-def eligible_count(env: Environment, scenario: str, candidates: int, mix: bool, retrieval: bool) -> int:
+def eligible_count(
+    env: Environment,
+    scenario: str,
+    candidates: int,
+    mix: bool,
+    retrieval: bool | str,
+    source_name: str = "auto",
+) -> int:
     """`len(eligibility(...).users)`; for cold_start on a dataset that fixes no split of its own (so
     has no pools) and whose cold_start split is not built yet, `cold_start_count` (the same number;
     a fixed split is never built twice: `split_of`)."""
     if scenario == "cold_start" and env.dataset.presplit is None and env.peek("cold_start_cases") is None:
         return cold_start_count(env)
-    return len(eligibility(env, scenario, candidates, mix, retrieval).users)
+    return len(eligibility(env, scenario, candidates, mix, retrieval, source_name).users)
 
 
 def how_candidates(source: Source, candidates: int) -> str:
@@ -137,6 +180,8 @@ def how_candidates(source: Source, candidates: int) -> str:
     negatives = f"the target + {candidates - 1} negatives"
     return {
         "pools": f"{negatives} drawn from the user's pre-generated pool in the dataset",
+        "impressions": f"{negatives} drawn from the news shown beside the user's last click and never "
+        "clicked (--candidate-source impressions)",
         "uniform": f"{negatives} sampled uniformly from the items the user never interacted with",
         "mixed": f"{negatives} from the user's pre-generated pool where the dataset has one, else sampled "
         "uniformly from unseen items (--mix-candidates)",
@@ -155,16 +200,22 @@ def candidates_block(env: Environment, protocol: Protocol, cases: Sequence[EvalC
     users of `cases`; with the retrieval source, the retrieval's recall@N from the cases' `recalled`)."""
     scenario, candidates, mix = protocol.scenario, protocol.candidates, protocol.mix_candidates
     retrieval = protocol.candidate_source if protocol.candidate_source in RETRIEVAL_SOURCES else False
-    chosen = eligibility(env, scenario, candidates, mix, retrieval)
+    named = protocol.candidate_source
+    chosen = eligibility(env, scenario, candidates, mix, retrieval, named)
     evaluated = [case.user_id for case in cases]
     by_scenario = {  # cold_start counted without a second split of the dataset (`eligible_count`)
-        name: len(chosen.users) if name == scenario else eligible_count(env, name, candidates, mix, retrieval)
+        name: len(chosen.users)
+        if name == scenario
+        else eligible_count(env, name, candidates, mix, retrieval, named)
         for name in BENCH_SCENARIOS
         if env.dataset.has_time or name not in WINDOW_DAYS
     }
+    how = how_candidates(chosen.source, candidates)
+    if env.dataset.pool_source == IMPRESSIONS and chosen.source == "uniform":
+        how += " (the dataset's impressions are not used: --candidate-source impressions draws from them)"
     block: dict[str, Any] = {
         "source": chosen.source,
-        "how": how_candidates(chosen.source, candidates),
+        "how": how,
         "pools": len(chosen.pooled),
         "steps": [{"rule": step.rule, "users": step.users} for step in chosen.steps],
         "eligible": len(chosen.users),

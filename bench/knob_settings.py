@@ -165,6 +165,15 @@ NO_SETTINGS = KnobSettings({}, {})
 """A run without --set."""
 
 
+def settings_of(given: Sequence[tuple[str, Any]], methods: Sequence[str]) -> KnobSettings:
+    """The settings of a protocol's parsed knobs (`Protocol.knobs`, checked when parsed) for
+    `methods`: each knob reaches the methods whose context class has it."""
+    from graphs.registry import METHODS
+
+    per_method = {m: {n: v for n, v in given if n in knob_types(METHODS[m].context)} for m in methods}
+    return KnobSettings(dict(given), per_method)
+
+
 def knob_settings(assignments: Sequence[str], methods: Sequence[str]) -> KnobSettings:
     """Parse and check every `--set NAME=VALUE` against the context classes of `methods` (see the
     module docstring for the rules)."""

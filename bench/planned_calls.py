@@ -9,6 +9,11 @@ unlike the users, as AMEM4Rec's pool training, fitted on two sample sizes) also 
 from the prompts the method built, output as the simulator answered or, for a hosted model, each
 ranking answer at its output budget (agents/output_budget.py: the most it can be billed), and the
 dollars from bench/cost/prices.json ("price unknown" for a model it does not list).
+
+A method whose prepare step declares its work (`training_calls`, bench/planned_training.py: AMEM4Rec's
+pool training windows, counted from the run's split and `--set` knobs) gets a training line of its own:
+the units of work, the requests they ask at most (counted in the total), and, probed, their tokens
+and dollars (the probe's line over those units).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from agents.output_budget import output_budget
 from bench.cost.measured import Usage
 from bench.cost.prices import price_for, price_table
-from graphs.hooks import CallPlan
+from graphs.hooks import CallPlan, TrainingPlan
 from graphs.registry import METHODS, hook, method_context
 from state.context import Context
 
@@ -39,12 +44,17 @@ class PlannedCalls:
     plan: CallPlan | None
     """Its declared requests per user (None: an LLM method that declares none)."""
     tokens: Usage | None = None
-    """Planned calls and tokens over those users (None: not probed)."""
+    """Planned calls and tokens over those users, the prepare step's included (None: not probed)."""
+    training: TrainingPlan | None = None
+    """Its prepare step's planned work and requests (None: the method declares no `training_calls`)."""
+    training_tokens: Usage | None = None
+    """The prepare step's share of `tokens` (None: not probed, or not fitted per unit of work)."""
 
     @property
     def total(self) -> int:
-        """Requests without retries (0 when undeclared)."""
-        return self.users * self.plan.per_user if self.plan else 0
+        """Requests without retries, the declared training's included (ranking 0 when undeclared)."""
+        ranking = self.users * self.plan.per_user if self.plan else 0
+        return ranking + (self.training.calls if self.training else 0)
 
 
 def plans_tokens(llm: str) -> bool:
@@ -61,23 +71,31 @@ def planned_calls(
     context: Context,
     candidates: int,
     probed: Mapping[str, Probed] | None = None,
+    training: Mapping[str, TrainingPlan] | None = None,
 ) -> list[PlannedCalls]:
     """Every LLM method's planned requests (classic methods plan none and are left out), with its
-    tokens when `probed` (bench/cost/probe.py) measured them."""
+    tokens when `probed` (bench/cost/probe.py) measured them, and its prepare step's work when
+    `training` (bench/planned_training.py) or the probe declares it."""
     rows = []
     for method in methods:
         if METHODS[method].kind != "llm":
             continue
         plan = declared_plan(method, context, candidates)
         found = (probed or {}).get(method)
-        tokens = planned_tokens(method, found, context, candidates, pending[method]) if found else None
-        rows.append(PlannedCalls(method, pending[method], plan, tokens))
+        trains = (training or {}).get(method) or (found.training if found else None)
+        steps = trains.steps if trains else 0
+        tokens = planned_tokens(method, found, context, candidates, pending[method], steps) if found else None
+        share = found.prepare_for(steps) if found and trains else None
+        rows.append(PlannedCalls(method, pending[method], plan, tokens, trains, share))
     return rows
 
 
-def planned_tokens(method: str, probed: Probed, context: Context, candidates: int, users: int) -> Usage:
-    """Calls and tokens over `users`: as probed (the prepare step's line at `users`); for a hosted
-    model the ranking answers at their output budgets instead of the simulator's lengths."""
+def planned_tokens(
+    method: str, probed: Probed, context: Context, candidates: int, users: int, steps: int = 0
+) -> Usage:
+    """Calls and tokens over `users` (and `steps` units of prepare work): as probed (the prepare
+    step's line at `users`, or at `steps`); for a hosted model the ranking answers at their output
+    budgets instead of the simulator's lengths."""
     usage, output = probed.per_user, probed.per_user.output_tokens
     if context.llm.startswith("openai:"):
         ctx = method_context(method, context)
@@ -86,7 +104,7 @@ def planned_tokens(method: str, probed: Probed, context: Context, candidates: in
         )
         output = output - probed.rank_output + budgets
     usage = Usage(usage.calls, usage.input_tokens, output)
-    return replace(probed, per_user=usage).for_users(users)
+    return replace(probed, per_user=usage).for_users(users, steps)
 
 
 def declared_plan(method: str, context: Context, candidates: int) -> CallPlan | None:
@@ -119,12 +137,37 @@ def _tokens_text(row: PlannedCalls, llm: str) -> str:
     money = (
         f", ${cost:,.2f}" if cost is not None else (", price unknown" if llm.startswith("openai:") else "")
     )
-    return f"; {row.tokens.input_tokens:,.0f} input + {row.tokens.output_tokens:,.0f} output tokens{money}"
+    training = " with the training below" if row.training_tokens is not None else ""
+    tokens = f"{row.tokens.input_tokens:,.0f} input + {row.tokens.output_tokens:,.0f} output tokens"
+    return f"; {tokens}{training}{money}"
+
+
+def _training_text(plan: TrainingPlan, tokens: Usage | None, llm: str) -> str:
+    """The prepare step's line: its units of work, requests at most, and probed tokens."""
+    light = min(plan.light_steps, plan.steps)
+    first = ""
+    if light and plan.per_step > 1:  # the first round of AMEM4Rec's windows meets an empty pool
+        first = (
+            f"; the first {light:,} {plan.step} meet"
+            if light > 1
+            else f"; the first of the {plan.step} meets"
+        )
+        first += " an empty pool: 1 request each" if light > 1 else " an empty pool: 1 request"
+    text = (
+        f"    training: {plan.steps:,} {plan.step} ({plan.note}) × at most {plan.per_step} = at most "
+        f"{plan.calls:,} requests{first}"
+    )
+    if tokens is not None:
+        cost = dollars(llm, tokens)
+        money = f", ${cost:,.2f}" if cost is not None else ""
+        text += f"; {tokens.input_tokens:,.0f} input + {tokens.output_tokens:,.0f} output tokens{money}"
+    return text
 
 
 def describe_plan(rows: Sequence[PlannedCalls], retries: int, llm: str = "") -> str:
     """One line per method and a total: "arag: 50 users × 4 = 200 requests", retries as the bound,
-    and with probed tokens the tokens and dollars (or "price unknown")."""
+    with probed tokens the tokens and dollars (or "price unknown"), and under a method whose prepare
+    step declares its work a "training:" line (its units, requests and their tokens)."""
     lines = []
     for row in rows:
         if row.plan is None:
@@ -132,8 +175,10 @@ def describe_plan(rows: Sequence[PlannedCalls], retries: int, llm: str = "") -> 
             continue
         bound = "at most " if row.plan.at_most else ""
         note = f" ({row.plan.note})" if row.plan.note else ""
-        calls = f"{row.users} users × {bound}{row.plan.per_user} = {row.total}"
+        calls = f"{row.users} users × {bound}{row.plan.per_user} = {row.users * row.plan.per_user}"
         lines.append(f"  {row.method}: {calls}{note}{_tokens_text(row, llm)}")
+        if row.training is not None:
+            lines.append(_training_text(row.training, row.training_tokens, llm))
     total = sum(row.total for row in rows)
     head = (
         f"planned LLM requests: {total:,} before retries, up to {total * (retries + 1):,} if every "

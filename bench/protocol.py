@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from bench.candidates import sample_candidates
-from bench.eligibility import eligibility
+from bench.eligibility import check_pool_source, eligibility, pool_source
 from bench.retrieval_candidates import RETRIEVAL_SOURCES, retrieval_candidates
 from state.context import Context
 from world.data import natural_key
@@ -38,8 +38,9 @@ class Protocol:
     mix_candidates: bool = False
     """When the dataset ships candidate pools: also evaluate users without one (uniform negatives)."""
     candidate_source: str = "auto"
-    """auto: the dataset's pools where it ships them, else uniform negatives; retrieval: ARAG's recall
-    stage's top N as retrieved; retrieval_negatives: the target and N−1 negatives drawn from the
+    """auto: the dataset's pools where it ships them (not MIND's impressions), else uniform negatives;
+    impressions: MIND's news shown beside the user's last click; retrieval: ARAG's recall stage's top
+    N as retrieved; retrieval_negatives: the target and N−1 negatives drawn from the
     retrieval's top `retrieval_pool` (bench/retrieval_candidates.py)."""
     retrieval_pool: int = 0
     """retrieval_negatives: K, the top of the retrieval the negatives are drawn from (0: 5N; at
@@ -107,7 +108,14 @@ def plan_cases(env: Environment, protocol: Protocol) -> list[EvalCase]:
     check_protocol(protocol)
     check_scenario(protocol.scenario, env.dataset.has_time)
     retrieval = protocol.candidate_source in RETRIEVAL_SOURCES
-    chosen = eligibility(env, protocol.scenario, protocol.candidates, protocol.mix_candidates, retrieval)
+    chosen = eligibility(
+        env,
+        protocol.scenario,
+        protocol.candidates,
+        protocol.mix_candidates,
+        retrieval,
+        protocol.candidate_source,
+    )
     eligible = chosen.users
     if not eligible:
         why = "; ".join(f"{step.rule}: {step.users}" for step in chosen.steps)
@@ -119,7 +127,10 @@ def plan_cases(env: Environment, protocol: Protocol) -> list[EvalCase]:
 
 def plan_cases_for(env: Environment, protocol: Protocol, users: list[str]) -> list[EvalCase]:
     """Test cases (target and seeded candidates) for the given users."""
-    presplit = env.dataset.presplit or {}
+    check_pool_source(env, protocol.candidate_source)
+    # pools only of the kind the source draws (MIND's impressions only under `impressions`)
+    drawn = env.dataset.pool_source == pool_source(protocol.candidate_source)
+    presplit = (env.dataset.presplit or {}) if drawn else {}
     split = scenario_cases(env, protocol.scenario)
     cases = []
     for user_id in users:

@@ -20,11 +20,12 @@ if TYPE_CHECKING:
     from bench.planned_calls import PlannedCalls
 
 PLAN_NOTE = (
-    "declared: the requests each method's `llm_calls` plan declares (users × per user; some prepare "
-    "steps, such as AMEM4Rec's pool training, are not declared); planned: the plan printed before the run "
-    "(bench/cost/probe.py: the methods on a sample of users under the loopback simulator, ≈4 characters "
-    "per token, prepare steps included; only when the run's plan was probed: a hosted or local model, "
-    "or `recgraph reproduce`); measured: ranking and prepare together."
+    "declared: the requests each method's `llm_calls` plan declares (users × per user), plus at most the "
+    "requests of the prepare work a method declares (`training_calls`: AMEM4Rec's pool training windows, "
+    "when the run's plan was printed; other prepare steps are not declared); planned: the plan printed "
+    "before the run (bench/cost/probe.py: the methods on a sample of users under the loopback simulator, "
+    "≈4 characters per token, prepare steps included; only when the run's plan was probed: a hosted or "
+    "local model, or `recgraph reproduce`); measured: ranking and prepare together."
 )
 """What the columns of the planned-beside-measured table count."""
 
@@ -33,7 +34,9 @@ def plan_block(
     methods: Mapping[str, Mapping[str, Any]], llm: str, planned: Sequence[PlannedCalls] | None = None
 ) -> dict[str, dict[str, Any]] | None:
     """Per LLM method: `declared` ranking calls, `planned` usage (None when not probed), `measured`
-    usage and `tokens_measured_over_planned`; None under the heuristic backend (no model asked)."""
+    usage and `tokens_measured_over_planned`, and the declared prepare work when the plan holds it
+    (`declared_training`: steps, step, calls_at_most); None under the heuristic backend (no model
+    asked)."""
     if llm == "heuristic":
         return None
     from bench.planned_calls import dollars
@@ -60,6 +63,13 @@ def plan_block(
             },
             "tokens_measured_over_planned": _ratio(tokens, measured),
         }  # fmt: skip
+        trains = row.training if row is not None else None  # e.g. AMEM4Rec's windows
+        if trains is not None:
+            block[name]["declared_training"] = {
+                "steps": trains.steps,
+                "step": trains.step,
+                "calls_at_most": trains.calls,
+            }
     return block or None
 
 
@@ -68,6 +78,15 @@ def _ratio(planned: Any, measured: Any) -> float | None:
         return None
     total = planned.input_tokens + planned.output_tokens
     return (measured.input_tokens + measured.output_tokens) / total if total else None
+
+
+def _declared(row: Mapping[str, Any]) -> str:
+    """The declared ranking calls, and the declared training's bound when there is one."""
+    trains = row.get("declared_training")
+    extra = (
+        f" + ≤{trains['calls_at_most']:,} training ({trains['steps']:,} {trains['step']})" if trains else ""
+    )
+    return _n(row["declared_calls"]) + extra
 
 
 def _n(value: float | None, money: bool = False) -> str:
@@ -88,7 +107,7 @@ def plan_markdown(block: Mapping[str, Mapping[str, Any]] | None) -> str:
     for name, row in block.items():
         p, m, ratio = row["planned"] or {}, row["measured"], row["tokens_measured_over_planned"]
         cells = [
-            name, str(row["users"]), _n(row["declared_calls"]), _n(p.get("calls")), _n(m["calls"]),
+            name, str(row["users"]), _declared(row), _n(p.get("calls")), _n(m["calls"]),
             _n(p.get("input_tokens")), _n(m["input_tokens"]), _n(p.get("output_tokens")),
             _n(m["output_tokens"]), _n(p.get("usd"), True), _n(m["usd"], True),
             "—" if ratio is None else f"{ratio:.3f}",

@@ -82,3 +82,29 @@ class CallPlan:
     """True when the graph may stop earlier (a planner's loop, tools that need no model)."""
     note: str = ""
     """What else costs calls and is not counted (e.g. training before ranking)."""
+
+
+@dataclass(frozen=True)
+class TrainingPlan:
+    """LLM requests a method's prepare step plans before ranking (a method's `training_calls` hook
+    returns it): `steps` units of work (AMEM4Rec: training windows) of at most `per_step` requests
+    each, the first `light_steps` of them at most one (AMEM4Rec: the first round meets an empty pool
+    and asks only the extractor). Counted for the run's users, split and knobs; a prepare step that
+    finds its work done (a resumed pool) asks none of them."""
+
+    steps: int
+    """Units of work the prepare step plans (e.g. windows)."""
+    step: str
+    """What one unit is, plural (e.g. "windows")."""
+    per_step: int
+    """Requests at most per unit."""
+    light_steps: int = 0
+    """Units among `steps` that ask at most one request."""
+    note: str = ""
+    """How the units were counted, in words (e.g. "latest 5 per user of 30 users, w=3")."""
+
+    @property
+    def calls(self) -> int:
+        """Requests at most, before retries."""
+        light = min(self.light_steps, self.steps)
+        return light * min(1, self.per_step) + (self.steps - light) * self.per_step

@@ -39,6 +39,7 @@ HOOK_FIELDS = (
     "record_extras",
     "cli",
     "llm_calls",
+    "training_calls",
 )
 """The `MethodSpec` fields that hold hooks."""
 
@@ -180,6 +181,10 @@ class MethodSpec:
     llm_calls: Hook = ""
     """(context, candidates) -> CallPlan: LLM requests per user before retries; empty: none for a
     classic method, not declared for an LLM one."""
+    training_calls: Hook = ""
+    """(context, users, scenario, seed) -> TrainingPlan: the LLM requests the `prepare` step plans for
+    the run's users under test, `context` pointed at the run's world with the run's knobs; empty:
+    not declared (the cost plan then counts the prepare step's tokens only as probed)."""
     studio_example: Mapping[str, Any] = field(default_factory=lambda: dict(STUDIO_REQUEST))
     """A valid input on ml-100k (README, Studio, and the dev-server test run it)."""
     reported: tuple[str, ...] = ()

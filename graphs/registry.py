@@ -12,7 +12,8 @@ fails when the registry loads. The harness and the CLI call the hooks genericall
 - `perf_extras(PerfRequest) -> dict`: extra `bench perf` figures (MemRec's curation latency);
 - `record_extras(metrics, details, context) -> dict`: per-user figures that need the scored ranking;
 - `cli(subparsers) -> None`: adds the method family's `recgraph <family> ...` subcommands;
-- `llm_calls(context, candidates) -> CallPlan`: LLM requests per user before retries.
+- `llm_calls(context, candidates) -> CallPlan`: LLM requests per user before retries;
+- `training_calls(context, users, scenario, seed) -> TrainingPlan`: the prepare step's requests.
 
 `langgraph.json` is generated from `served_graphs()` (`python -m graphs.registry > langgraph.json`;
 a test fails when they differ). `graphs` never imports the harness.
@@ -114,7 +115,9 @@ def method_context(name: str, context: Context | None) -> Context:
 
 def hook(
     name: str,
-    which: Literal["prepare", "preload", "perf_prepare", "perf_extras", "record_extras", "llm_calls"],
+    which: Literal[
+        "prepare", "preload", "perf_prepare", "perf_extras", "record_extras", "llm_calls", "training_calls"
+    ],
 ) -> Callable[..., Any] | None:
     """Method `name`'s lifecycle hook, or None when it declares none."""
     reference = getattr(METHODS[name], which)

@@ -89,9 +89,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument(
         "--candidate-source",
-        choices=("auto", "retrieval", "retrieval_negatives"),
+        choices=("auto", "impressions", "retrieval", "retrieval_negatives"),
         default="auto",
-        help="auto: the dataset's candidate pools where it ships them, else uniformly sampled negatives; "
+        help="auto: the dataset's candidate pools where it ships them, else negatives sampled uniformly "
+        "from the items the user never interacted with (MIND too); impressions (MIND): negatives drawn "
+        "from the news shown beside the user's last click and never clicked (users shown fewer than N-1 "
+        "such news are not evaluated); "
         "retrieval: ARAG's recall stage, the top N of an embedding retrieval over the unseen catalog for "
         "the user context, as retrieved (a user whose target it missed scores 0; metrics.json reports "
         "the retrieval's recall@N and each method over the recalled users too); retrieval_negatives: "

@@ -67,6 +67,7 @@ def specs(paths: list[str]) -> list[str]:
 def fields_of(data: Dataset) -> str:
     """The optional fields a dataset has (what the methods can use)."""
     items = data.items.values()
+    pooled = bool(data.presplit) and any(u.candidates for u in data.presplit.values())
     present = {
         "timestamps" if data.has_time else "order only": True,
         "ratings": any(e.rating is not None for e in data.interactions),
@@ -75,7 +76,8 @@ def fields_of(data: Dataset) -> str:
         "descriptions": any(item.description for item in items),
         "user profiles": bool(data.users),
         "instructions": bool(data.instructions),
-        "fixed candidates": bool(data.presplit) and any(u.candidates for u in data.presplit.values()),
+        "fixed candidates": data.pool_source == "auto" and pooled,
+        "impressions (--candidate-source impressions)": data.pool_source != "auto" and pooled,
     }
     return ", ".join(name for name, has in present.items() if has)
 

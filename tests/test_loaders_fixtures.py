@@ -29,7 +29,7 @@ def test_mind_fixture_ships_pools_with_enough_negatives() -> None:
     data = load_path(HERE / "mind")
     assert data.presplit is not None and len(data.presplit) == 120
     usable = [sum(1 for c in fixed.candidates or () if c != fixed.target) for fixed in data.presplit.values()]
-    assert min(usable) >= 19  # N=20 (AMEM4Rec, ChainRec): 19 negatives from the user's own impression
+    assert min(usable) >= 19  # N=20 under --candidate-source impressions: 19 from the user's impression
 
 
 def test_fixtures_are_what_the_generator_writes(tmp_path: Path) -> None:

@@ -83,7 +83,11 @@ class Dataset:
     instructions: dict[str, str] = field(default_factory=dict)
     """Optional natural-language request per user (InstructRec-style)."""
     presplit: dict[str, PresplitUser] | None = None
-    """When the source fixes the split itself (sequential layout, task files)."""
+    """When the source fixes the split itself (sequential layout, task files, MIND)."""
+    pool_source: str = "auto"
+    """The `--candidate-source` whose negatives come from `presplit`'s candidate pools: `auto` (the
+    dataset's own candidate sets, the default source) or `impressions` (MIND's loader: the news shown
+    with the user's last click, drawn only when asked; the default then samples from the catalog)."""
     source: str = ""
     """Where it was loaded from (a folder or file path)."""
     filtered: str = ""

@@ -10,7 +10,11 @@ grow like its users: AMEM4Rec's first round of windows meets an empty pool and a
 extractor, every later window also the validator and the evolver. So when the run has more users than
 twice `PROBE_USERS`, a method whose prepare step spent tokens is probed a second time on that many
 users and its prepare cost is the line through the two (`fixed` + users × slope); a smaller run is
-probed on all of its users (the plan is then the run under the simulator).
+probed on all of its users (the plan is then the run under the simulator). A method that declares
+its prepare step's units of work (`training_calls`: AMEM4Rec's windows, bench/planned_training.py)
+has that line fitted over its planned units instead of its users, since users differ in how many
+windows they have (every window of each user under `PAPER_TRAINING`). The probes run with the run's
+`--set` knobs (`Protocol.knobs`), so they train as the run will.
 
 Methods that need a trained planner (`MethodSpec.trained_state`: chainrec_learned, chainrec_sft) are
 probed as they are: their prepare step finds or trains the checkpoint in the dataset's cache (on the
@@ -27,7 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.cost.measured import ZERO, Usage, measured_usage, prepare_usage
+from bench.knob_settings import settings_of
 from bench.protocol import EvalCase, Protocol
+from graphs.hooks import TrainingPlan
 from graphs.registry import METHODS
 from state.context import Context
 from world.errors import RecgraphError
@@ -47,7 +53,8 @@ class Probed:
     """One method's measured usage, and where it comes from: `fixed` + users × `per_user`."""
 
     per_user: Usage
-    """Calls and tokens per user: ranking, plus the prepare step's slope."""
+    """Calls and tokens per user: ranking, plus the prepare step's slope (ranking only when the
+    prepare step is fitted per unit of work: `per_step`)."""
     rank_calls: dict[str, float]
     """Ranking requests per user, per agent (to price their outputs at their budgets)."""
     rank_output: float
@@ -57,10 +64,27 @@ class Probed:
     negative, as AMEM4Rec's first round asks less than later ones)."""
     users: tuple[int, ...] = ()
     """The probes' user counts (one, or two when the prepare step was fitted)."""
+    per_step: Usage = ZERO
+    """The prepare step's calls and tokens per planned unit of work (`graphs.hooks.TrainingPlan`:
+    AMEM4Rec's windows), for a method declaring `training_calls`; ZERO otherwise."""
+    steps: tuple[int, ...] = ()
+    """The probes' planned units of work (empty: the prepare step was fitted per user)."""
+    training: TrainingPlan | None = None
+    """The run's prepare work, as the method declares it for all the run's users (None: undeclared)."""
 
-    def for_users(self, users: int) -> Usage:
-        """The plan for `users`: `fixed` + users × `per_user` (no field below 0)."""
-        return (self.fixed + self.per_user.times(users)).clipped()
+    def for_users(self, users: int, steps: int | None = None) -> Usage:
+        """The plan for `users` and `steps` units of prepare work (default: the run's `training`):
+        `fixed` + users × `per_user` + steps × `per_step` (no field below 0)."""
+        if steps is None:
+            steps = self.training.steps if self.training else 0
+        return (self.fixed + self.per_user.times(users) + self.per_step.times(steps)).clipped()
+
+    def prepare_for(self, steps: int | None = None) -> Usage | None:
+        """The prepare step's share of the plan for `steps` units (default: the run's `training`;
+        None: not fitted per unit)."""
+        if steps is None:
+            steps = self.training.steps if self.training else 0
+        return (self.fixed + self.per_step.times(steps)).clipped() if self.steps else None
 
 
 def spread(cases: Sequence[EvalCase], count: int) -> list[EvalCase]:
@@ -87,21 +111,46 @@ def probe(
         return {}
     small = len(cases) <= 2 * users
     first = spread(cases, len(cases) if small else users)
+    from bench.planned_training import planned_training
+
+    declared = planned_training(runs, cases, protocol, context)  # the run's own prepare work
     results, agents = _simulate(runs, first, protocol, context)
     n = len(first)
-    found = {m: _probed(results[m], agents[m], n) for m in runs}
+    steps = _steps(runs, first, protocol, context)
+    found = {m: _probed(results[m], agents[m], n, steps.get(m)) for m in runs}
     growing = [m for m in runs if not small and prepare_usage(results[m]).input_tokens > 0]
     if growing:
         second = spread(cases, 2 * users)
         more, more_agents = _simulate(growing, second, protocol, context)
+        more_steps = _steps(growing, second, protocol, context)
         for m in growing:
-            found[m] = _fitted((n, results[m]), (len(second), more[m]), more_agents[m])
-    return found
+            small_probe, large_probe = (n, results[m]), (len(second), more[m])
+            if m in steps and steps[m] != more_steps[m]:
+                found[m] = _fitted_per_step(
+                    small_probe, large_probe, (steps[m], more_steps[m]), more_agents[m]
+                )
+            else:
+                found[m] = _fitted(small_probe, large_probe, more_agents[m])
+    return {m: replace(p, training=declared.get(m)) for m, p in found.items()}
 
 
-def _probed(entry: dict[str, Any], agents: dict[str, float], n: int) -> Probed:
-    """Usage per user of one probe (prepare included)."""
-    return Probed(measured_usage(entry).per(n), agents, entry.get("output_tokens", 0) / n, ZERO, (n,))
+def _steps(
+    methods: Sequence[str], chosen: Sequence[EvalCase], protocol: Protocol, context: Context
+) -> dict[str, int]:
+    """The probed users' planned units of prepare work, per method declaring them."""
+    from bench.planned_training import planned_training
+
+    return {m: plan.steps for m, plan in planned_training(methods, chosen, protocol, context).items()}
+
+
+def _probed(entry: dict[str, Any], agents: dict[str, float], n: int, steps: int | None = None) -> Probed:
+    """Usage per user of one probe (prepare included; per unit of its work when `steps` is given)."""
+    output = entry.get("output_tokens", 0) / n
+    if steps:
+        prepare = prepare_usage(entry)
+        rank = (measured_usage(entry) - prepare).per(n)
+        return Probed(rank, agents, output, ZERO, (n,), prepare.per(steps), (steps,))
+    return Probed(measured_usage(entry).per(n), agents, output, ZERO, (n,))
 
 
 Sample = tuple[int, dict[str, Any]]
@@ -116,6 +165,19 @@ def _fitted(small: Sample, large: Sample, agents: dict[str, float]) -> Probed:
     fixed = p1 - slope.times(n1)
     rank = (measured_usage(entry2) - p2).per(n2)
     return Probed(rank + slope, agents, entry2.get("output_tokens", 0) / n2, fixed, (n1, n2))
+
+
+def _fitted_per_step(
+    small: Sample, large: Sample, steps: tuple[int, int], agents: dict[str, float]
+) -> Probed:
+    """The prepare step as the line through the two probes over their units of work (`steps`); the
+    ranking per user from the larger probe."""
+    (n1, entry1), (n2, entry2) = small, large
+    p1, p2 = prepare_usage(entry1), prepare_usage(entry2)
+    slope = (p2 - p1).times(1 / (steps[1] - steps[0]))
+    fixed = p1 - slope.times(steps[0])
+    rank = (measured_usage(entry2) - p2).per(n2)
+    return Probed(rank, agents, entry2.get("output_tokens", 0) / n2, fixed, (n1, n2), slope, steps)
 
 
 def _simulate(
@@ -138,8 +200,9 @@ def _simulate(
             rec_model="", mem_model="", planner_model="",
         )  # fmt: skip
         log = ResultsLog(Path(folder) / "results.jsonl", sim_protocol.as_dict())
+        knobs = settings_of(protocol.knobs, methods)  # the run's --set: the probe trains as it will
         try:
-            results = run_benchmark(list(methods), list(chosen), sim_protocol, log, 4, sim)
+            results = run_benchmark(list(methods), list(chosen), sim_protocol, log, 4, sim, knobs=knobs)
         except RunStopped as stop:  # the probe is the plan's, not a run: its failure is one line
             raise ProbeFailed(f"the cost probe stopped at {stop.method}: {stop.error}") from stop
         agents = {m: _agent_calls(log, m, len(chosen)) for m in methods}

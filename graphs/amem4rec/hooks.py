@@ -56,16 +56,24 @@ def bench_pool_key(context: Amem4RecContext, protocol: dict[str, Any], users: li
 
 
 def pool_users(env: Environment, request: PrepareRequest, window: int) -> list[str]:
+    """Whose training windows a bench pool is trained on (`training_users` for the request)."""
+    seed = int(request.protocol.get("seed", 0))
+    return training_users(env, request.users, request.scenario, seed, window)
+
+
+def training_users(
+    env: Environment, users: Sequence[str], scenario: str, seed: int, window: int
+) -> list[str]:
     """Whose training windows a bench pool is trained on: the users under test; in a scenario with a
     world of its own (cold_user, cold_start: world/evaluation_world.py) also as many other users of
     that world with at least one window, a sample seeded by the protocol's seed, in id order."""
-    users = list(request.users)
-    if not has_world(request.scenario):
+    users = list(users)
+    if not has_world(scenario):
         return users
     tested = set(users)
     others = [u for u, case in env.cases.items() if u not in tested and len(case.history) >= window]
     others.sort(key=natural_key)
-    order = np.random.default_rng(int(request.protocol.get("seed", 0))).permutation(len(others))
+    order = np.random.default_rng(seed).permutation(len(others))
     return [*users, *sorted((others[i] for i in order[: len(users)]), key=natural_key)]
 
 

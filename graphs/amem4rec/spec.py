@@ -11,8 +11,8 @@ from state.amem4rec.context import Amem4RecContext
 
 
 def amem4rec_calls(context: Amem4RecContext, candidates: int) -> CallPlan:
-    """One ranking request; the training windows before it are not counted."""
-    return CallPlan(1, note="plus the memory pool's training calls, if not trained yet")
+    """One ranking request; the training windows before it are its `training_calls` hook's."""
+    return CallPlan(1, note="plus the memory pool's training, if not trained yet")
 
 
 def _amem4rec(summary: str, **overrides: Any) -> MethodSpec:
@@ -28,6 +28,7 @@ def _amem4rec(summary: str, **overrides: Any) -> MethodSpec:
         perf_extras="graphs.amem4rec.hooks:ranking_perf",
         cli="recgraph.amem4rec.command:register",
         llm_calls=amem4rec_calls,
+        training_calls="graphs.amem4rec.training_plan:amem4rec_training_calls",
         item_vectors=True,
         reported=("amem4rec_pool",),
         evidence=EvidenceUse(

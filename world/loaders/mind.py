@@ -17,13 +17,16 @@ Rules:
   before the user's first impression. A history item the user also clicks in an impression is
   kept once, at the impression's time.
 - Negatives (`-0`) are not interactions. The impression holding a user's last click (latest time,
-  then file order) is kept as that user's candidate pool: every news id it showed. Users with at
+  then file order) is kept as that user's impression pool: every news id it showed. Users with at
   least 3 interactions get a fixed split equal to the leave-one-out one (last click the target,
-  the one before it the validation item) with that pool, which `recgraph bench` draws negatives
-  from (the dataset's pools); other impressions' negatives are dropped (memory follows the clicks).
-- The catalog is the news the kept data names. A news id missing from `news.tsv`, a line without 5
-  fields, a bad time or an impression that is not `<news id>-0`/`-1` (MIND's unlabelled test split)
-  is a `DataFormatError` naming file and line.
+  the one before it the validation item) with that pool; other impressions' negatives are dropped
+  (memory follows the clicks).
+- The pools are impressions (`Dataset.pool_source`): `recgraph bench` samples each user's negatives
+  from the catalog's news the user never clicked, as for every dataset and as AMEM4Rec's paper does
+  (Sec. 4.1.1), and draws them from the impression only under `--candidate-source impressions`.
+- The catalog is the news the kept data names (clicked news and the kept impressions' news). A
+  news id missing from `news.tsv`, a line without 5 fields, a bad time or an impression that is not
+  `<news id>-0`/`-1` (MIND's unlabelled test split) is a `DataFormatError` naming file and line.
 """
 
 from __future__ import annotations
@@ -195,5 +198,6 @@ def load_mind(path: Path) -> Dataset:
         items={news_id: item for news_id, item in news.items() if news_id in named},
         interactions=interactions,
         presplit=presplit,
+        pool_source="impressions",
         source=str(folder),
     )
