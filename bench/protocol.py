@@ -18,6 +18,9 @@ from world.errors import ProtocolError
 from world.evaluation_world import scenario_cases, world_spec
 from world.scenarios import check_scenario
 
+ALL_USERS = "all"
+"""`--users all`: every eligible user (`Protocol.users` None)."""
+
 
 @dataclass(frozen=True)
 class Protocol:
@@ -31,8 +34,9 @@ class Protocol:
     """Seeds user selection and candidate sampling."""
     scenario: str = "classic"
     """One of world.scenarios' `BENCH_SCENARIOS`."""
-    users: int = 200
-    """How many users to evaluate (all eligible ones if fewer)."""
+    users: int | None = 200
+    """How many users to evaluate (all eligible ones if fewer); None (`--users all`): every eligible
+    user, in user-id order, as a paper's "full test set" is evaluated."""
     llm: str = "heuristic"
     """The LLM backend label (heuristic = no LLM; agents use their fallbacks)."""
     mix_candidates: bool = False
@@ -89,10 +93,23 @@ class EvalCase:
         return {"user_id": self.user_id, "candidates": self.candidates, "scenario": scenario}
 
 
+def user_count(text: str) -> int | None:
+    """`--users`: a positive count, or "all" (None: every eligible user); ProtocolError otherwise."""
+    if text.strip().lower() == ALL_USERS:
+        return None
+    try:
+        count = int(text)
+    except ValueError:
+        raise ProtocolError(f"--users must be a number of users or {ALL_USERS}, got {text!r}") from None
+    if count < 1:
+        raise ProtocolError(f"--users must be at least 1 (or {ALL_USERS}), got {count}")
+    return count
+
+
 def check_protocol(protocol: Protocol) -> None:
     """Refuse impossible numbers before any work starts."""
-    if protocol.users < 1:
-        raise ProtocolError(f"--users must be at least 1, got {protocol.users}")
+    if protocol.users is not None and protocol.users < 1:
+        raise ProtocolError(f"--users must be at least 1 (or all), got {protocol.users}")
     if protocol.candidates < 2:
         raise ProtocolError(
             f"--candidates must be at least 2 (the target and a negative), got {protocol.candidates}"
@@ -104,7 +121,8 @@ def check_protocol(protocol: Protocol) -> None:
 
 
 def plan_cases(env: Environment, protocol: Protocol) -> list[EvalCase]:
-    """The users under test (a seeded sample of eligible users) with their candidates."""
+    """The users under test (a seeded sample of eligible users, or all of them when
+    `protocol.users` is None) with their candidates."""
     check_protocol(protocol)
     check_scenario(protocol.scenario, env.dataset.has_time)
     retrieval = protocol.candidate_source in RETRIEVAL_SOURCES
@@ -121,7 +139,7 @@ def plan_cases(env: Environment, protocol: Protocol) -> list[EvalCase]:
         why = "; ".join(f"{step.rule}: {step.users}" for step in chosen.steps)
         raise ProtocolError(f"no user of {env.dataset.name!r} qualifies for {protocol.scenario!r} ({why})")
     order = np.random.default_rng(protocol.seed).permutation(len(eligible))
-    chosen = sorted((eligible[i] for i in order[: protocol.users]), key=natural_key)
+    chosen = sorted((eligible[i] for i in order[: protocol.users]), key=natural_key)  # None: all
     return plan_cases_for(env, protocol, chosen)
 
 

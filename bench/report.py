@@ -269,7 +269,7 @@ def write_report_md(
         f"# recgraph bench — {dataset}\n\n"
         f"- backend: {describe_backend(protocol['llm'])}\n"
         f"- scenario: {protocol['scenario']}; candidates per user: {protocol['candidates']}; "
-        f"users: {protocol['users']} requested; seed: {protocol['seed']}\n"
+        f"users: {protocol['users'] or 'all eligible'} requested; seed: {protocol['seed']}\n"
         f"{candidates_line}"
         f"- {FALLBACK_NOTE}\n\n"
         f"{warning}{markdown_table(methods, comparisons)}\n\n{after}{extra}"

@@ -54,7 +54,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="perf only: seconds the simulator takes per LLM answer (1.0: a hosted model's order)",
     )
     bench.add_argument("--methods", default="all", help="comma-separated method names (listed below), or all")
-    bench.add_argument("--users", type=int, default=200, help="users to evaluate")
+    bench.add_argument(
+        "--users",
+        default="200",
+        help="users to evaluate (a seeded sample), or all: every eligible user (a paper's full test set)",
+    )
     bench.add_argument("--candidates", type=int, default=10, help="candidates per user (N)")
     bench.add_argument("--concurrency", type=int, default=4, help="users in flight at once")
     bench.add_argument(

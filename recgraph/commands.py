@@ -48,14 +48,14 @@ def bench_or_perf(args: argparse.Namespace) -> int:
 def protocol_from_args(args: argparse.Namespace, llm: str, knobs: KnobSettings | None = None) -> Protocol:
     """The `Protocol` named by the bench options (dataset, candidates, seed, scenario, users, and
     the `--set` knobs)."""
-    from bench.protocol import Protocol
+    from bench.protocol import Protocol, user_count
 
     return Protocol(
         dataset=args.dataset,
         candidates=args.candidates,
         seed=args.seed,
         scenario=args.scenario,
-        users=args.users,
+        users=user_count(str(args.users)),
         llm=llm,
         mix_candidates=getattr(args, "mix_candidates", False),
         candidate_source=getattr(args, "candidate_source", "auto"),

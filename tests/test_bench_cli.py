@@ -142,6 +142,23 @@ def test_resume_with_other_protocol_is_refused(tmp_path: Path, capsys) -> None:
     assert "holds a run with another protocol" in capsys.readouterr().err
 
 
+def test_users_all_evaluates_every_eligible_user(tiny_dataset_dir: Path, tmp_path: Path) -> None:
+    from bench.eligibility import eligibility
+    from world.environment import get_environment
+
+    args = ["bench", "--methods", "popularity", "--dataset", str(tiny_dataset_dir), "--candidates", "3"]
+    assert main([*args, "--users", "all", "--out", str(tmp_path / "all")]) == 0
+    eligible = eligibility(get_environment(str(tiny_dataset_dir)), "classic", 3, False, False).users
+    document = json.loads((tmp_path / "all" / "metrics.json").read_text())
+    assert document["protocol"]["users"] is None
+    rows = [json.loads(line) for line in (tmp_path / "all" / "results.jsonl").read_text().splitlines()]
+    assert sorted(row["user_id"] for row in rows) == sorted(eligible) and len(eligible) == 3
+    assert "users: all eligible requested" in (tmp_path / "all" / "report.md").read_text()
+    # A sample smaller than the eligible users is a sample.
+    assert main([*args, "--users", "2", "--out", str(tmp_path / "two")]) == 0
+    assert len((tmp_path / "two" / "results.jsonl").read_text().splitlines()) == 2
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -149,6 +166,7 @@ def test_resume_with_other_protocol_is_refused(tmp_path: Path, capsys) -> None:
         (["bench", "--dataset", "/nonexistent/folder/x", "--users", "5"], "unknown dataset"),
         (["bench", "--candidates", "1", "--users", "5"], "--candidates must be at least 2"),
         (["bench", "--users", "0"], "--users must be at least 1"),
+        (["bench", "--users", "most"], "--users must be a number of users or all, got 'most'"),
         (["bench", "--methods", "nope", "--users", "5"], "unknown method 'nope'"),
         (["recommend", "--method", "popularity", "--user", "424242"], "unknown user id '424242'"),
         (["bench", "--llm", "gpt-9", "--users", "5"], "unknown --llm 'gpt-9'"),

@@ -1,6 +1,6 @@
-"""The committed fixture datasets (tests/fixtures/datasets/<format>/) load, have the shape other tests
-and `recgraph reproduce` rely on (120 users, at least 10 interactions each), and are exactly what
-tests/fixtures/make_datasets.py writes."""
+"""The committed fixture datasets (tests/fixtures/datasets/<format>/, InstructRec under
+instructrec/Books/) load, have the shape other tests and `recgraph reproduce` rely on (120 users, at
+least 10 interactions each), and are exactly what tests/fixtures/make_datasets.py writes."""
 
 from __future__ import annotations
 
@@ -23,6 +23,17 @@ def test_fixture_loads_with_long_histories(name: str) -> None:
     assert len(lengths) == 120 and min(lengths.values()) >= MIN_LENGTH
     assert len(leave_one_out(data)) == 120
     assert data.has_time and all(item.title and item.categories for item in data.items.values())
+
+
+def test_instructrec_fixture_is_memrec_books_shaped() -> None:
+    """InstructRec Books as MemRec converts it: positions, not times; titles and descriptions, no
+    categories; one instruction per user; no candidate pools (the bench draws uniform negatives)."""
+    data = load_path(HERE / "instructrec" / "Books")
+    lengths = Counter(e.user_id for e in data.interactions)
+    assert data.name == "Books" and len(lengths) == 120 and min(lengths.values()) >= MIN_LENGTH
+    assert len(leave_one_out(data)) == 120 and not data.has_time and data.presplit is None
+    assert set(data.instructions) == set(lengths) and all(not item.categories for item in data.items.values())
+    assert sum(bool(item.description) for item in data.items.values()) > len(data.items) / 2
 
 
 def test_mind_fixture_ships_pools_with_enough_negatives() -> None:

@@ -122,6 +122,24 @@ def test_bench_on_a_server_ranks_as_in_process(server: DevServer, dataset: str, 
     assert not any((tmp_path / "there").glob("amem4rec_pool/*"))  # the client wrote no pool
 
 
+def test_sequential_warmup_on_a_server_ranks_as_in_process(
+    server: DevServer, dataset: str, tmp_path: Path
+) -> None:
+    """`memrec_warmup=sequential` on a deployment: each write is proposed there, then applied there,
+    before the next is asked; the same rankings and warm-up jobs as in process."""
+    methods, knob = "memrec,memrec_no_write", ["--set", "memrec_warmup=sequential"]
+    assert bench(tmp_path / "here", dataset, methods, *knob) == 0
+    try:
+        assert bench(tmp_path / "there", dataset, methods, *knob, "--server", url(server)) == 0
+    finally:
+        shutil.rmtree(REPO / remote_name(tmp_path / "there"), ignore_errors=True)
+    assert records(tmp_path / "there") == records(tmp_path / "here")
+    log = "memrec_memory/memrec.warmup.jsonl"
+    jobs = [[json.loads(line)["job"] for line in (tmp_path / where / log).read_text().splitlines()]
+            for where in ("here", "there")]  # fmt: skip
+    assert jobs[0] == jobs[1] and len(jobs[0]) == int(USERS)
+
+
 def test_agentcf_trains_through_the_server_and_ranks_as_in_process(
     server: DevServer, dataset: str, tmp_path: Path
 ) -> None:

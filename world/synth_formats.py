@@ -5,6 +5,10 @@
 - `write_mind`: `behaviors.tsv` + `news.tsv` (MIND): each user's last `MIND_CLICKS` items are
   clicks in impressions of their own (with `MIND_NEGATIVES` shown-but-skipped news each), the
   earlier ones the history column.
+- `write_instructrec`: `<name>.inter`, `.meta`, `.instruction` as MemRec's converter writes
+  InstructRec (tab-separated, a plain header, integer ids, positions as timestamps, rating 5.0;
+  items with a title and a description only, as InstructRec Books has; one instruction and persona
+  per user).
 
 Field names and value shapes follow the published formats; every value (ids, titles, review texts,
 prices, dates) is generated here. Reviews and metadata are written line by line, so a category of
@@ -15,6 +19,7 @@ argument writes `.gz` files.
 
 from __future__ import annotations
 
+import csv
 import gzip
 import io
 import json
@@ -189,3 +194,31 @@ def write_mind(data: SynthData, folder: Path) -> list[Path]:
                 stamp = _mind_time(start + k * 5400 + float(rng.integers(0, 600)))
                 out.write(f"{impression}\tU{user + 1}\t{stamp}\t{history}\t{' '.join(labels)}\n")
     return [behaviors, news]
+
+
+def write_instructrec(data: SynthData, folder: Path, name: str) -> list[Path]:
+    """`<name>.inter`, `<name>.meta` and `<name>.instruction` (module docstring); returns the paths.
+    Each instruction asks for the genre of the user's last item, as InstructRec's instructions
+    describe what the user wants next."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = [folder / f"{name}.{suffix}" for suffix in ("inter", "meta", "instruction")]
+    genres = [data.category_names[int(c)].lower() for c in data.item_category]
+    with paths[0].open("w", encoding="utf-8", newline="") as handle:
+        out = csv.writer(handle, delimiter="\t", lineterminator="\n")
+        out.writerow(["user_id", "item_id", "rating", "timestamp"])
+        for user, items, _ in _users(data):
+            out.writerows([user, int(item), 5.0, position] for position, item in enumerate(items, 1))
+    with paths[1].open("w", encoding="utf-8", newline="") as handle:
+        out = csv.writer(handle, delimiter="\t", lineterminator="\n")
+        out.writerow(["item_id", "asin", "title", "description"])
+        for item, title in enumerate(data.titles):
+            about = f"A {genres[item]} story: {title}, by {title.split()[0]} and others." if item % 6 else ""
+            out.writerow([item, f"{item:010d}", title, about])
+    with paths[2].open("w", encoding="utf-8", newline="") as handle:
+        out = csv.writer(handle, delimiter="\t", lineterminator="\n")
+        out.writerow(["user_id", "instruction", "persona"])
+        for user, items, _ in _users(data):
+            wish = f"I'd like something in {genres[int(items[-1])]}, ideally not too long."
+            persona = f"A reader who mostly picks {genres[int(items[0])]}." if user % 4 else "nan"
+            out.writerow([user, wish, persona])
+    return paths

@@ -14,8 +14,9 @@
 Ablations share the topology and differ by the MemRecContext overrides and hooks `graphs.registry`
 declares: `memrec_no_read` reads no neighbours in Stage R (w/o Collab. Read); `memrec_no_llm_rules`
 curates with the hand-set `generic` rules (w/o LLM Curation); `memrec_no_write` (w/o Collab. Write)
-runs no Stage W warm-up (graphs/memrec/write.py is Stage W; graphs/memrec/warmup.py wires
-it into the benchmark).
+runs the Stage W warm-up with memrec_propagate=False: the user's and the item's own memories are
+rewritten (Eq. 5), no neighbour's (Eq. 6) (graphs/memrec/write.py is Stage W; graphs/memrec/warmup.py
+wires it into the benchmark).
 """
 
 from __future__ import annotations
@@ -259,5 +260,5 @@ builder = build_memrec()
 """The full MemRec graph, uncompiled."""
 graph = compile_method(builder, "memrec")
 """MemRec: curate -> synthesise -> rerank. Its ablations (`memrec_no_read`: memrec_use_read=False;
-`memrec_no_llm_rules`: memrec_rules="generic"; `memrec_no_write`: no Stage W warm-up) are this graph
+`memrec_no_llm_rules`: memrec_rules="generic"; `memrec_no_write`: memrec_propagate=False) are this graph
 with the overrides and hooks `graphs.registry` declares."""

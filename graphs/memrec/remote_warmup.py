@@ -8,6 +8,9 @@ The in-process warm-up's schedule (graphs/memrec/warmup.py), with every write do
 2. the logged jobs go, in user-id order, to the `memrec_apply` assistant, which applies them to the
    method's memory on the server (graphs/memrec/remote_apply.py).
 
+Under `memrec_warmup=sequential` the two steps alternate, one user at a time in `warmup_order`:
+propose one write, log it, apply it, then ask the next (which reads the memory that write left).
+
 The memory is named by `remote_name` (per output folder and method), so the served `memrec` graph
 on every replica reads it. Replicas read one memory only when it is in a shared database (servers
 started with `RECGRAPH_DATABASE_URL`): with several URLs and a per-server SQLite memory the run is
@@ -20,7 +23,7 @@ from dataclasses import replace
 from typing import Any
 
 from graphs.hooks import Prepared, PrepareRequest
-from graphs.memrec.warmup import MEMORY_DIR, warmup_interaction, warmup_usage
+from graphs.memrec.warmup import MEMORY_DIR, warmup_interaction, warmup_order, warmup_usage
 from graphs.method_spec import RemoteCall, RemoteRunner, remote_name, run_one
 from graphs.tracing import protocol_run_config
 from state.memrec.context import MemRecContext
@@ -50,11 +53,6 @@ def check_shared(remote: RemoteRunner, ctx: MemRecContext, method: str) -> None:
             f"{len(remote.servers)} replicas would not share it: start them with RECGRAPH_DATABASE_URL "
             "(one PostgreSQL), or pass one --server URL"
         )
-
-
-def read_only_remote(request: PrepareRequest, remote: RemoteRunner) -> Prepared:
-    """`remote_prepare` of MemRec methods without Stage W: their own memory on the deployment."""
-    return Prepared(remote_memory(request))
 
 
 def with_stage_w_remote(request: PrepareRequest, remote: RemoteRunner) -> Prepared:
@@ -97,6 +95,13 @@ def with_stage_w_remote(request: PrepareRequest, remote: RemoteRunner) -> Prepar
         if progress:
             progress(label, count, len(users))
 
+    if ctx.memrec_warmup == "sequential":
+        waiting = {call.user: call for call in calls}
+        for user, _ in warmup_order(env, users, request.scenario):
+            if user in waiting:
+                remote.run_all([waiting[user]], logged, 1)
+            apply_remotely(remote, ctx, [log.done("stage_w")[user]["job"]])
+        return Prepared(ctx, {"stage_w": warmup_usage(log, users)})
     remote.run_all(calls, logged, request.concurrency)
     records = log.done("stage_w")
     jobs = [records[user]["job"] for user in sorted((u for u in users if u in records), key=natural_key)]

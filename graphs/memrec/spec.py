@@ -6,60 +6,54 @@ from typing import Any
 
 from graphs.evidence_use import CONTRACT_CANDIDATES, TRAINING, EvidenceUse
 from graphs.hooks import CallPlan
-from graphs.method_spec import Hook, MethodSpec, ServiceGraph
+from graphs.method_spec import MethodSpec, ServiceGraph
 from state.memrec.context import MemRecContext
 
 
 def memrec_calls(context: MemRecContext, candidates: int) -> CallPlan:
-    """With Stage W: the warm-up's Stage R synthesis and write (LM_Mem), facet synthesis and rerank."""
+    """The warm-up's Stage R synthesis and write (LM_Mem), then facet synthesis and rerank."""
     return CallPlan(4, note="2 of them are the Stage W warm-up (its Stage R synthesis and the write)")
-
-
-def memrec_no_write_calls(context: MemRecContext, candidates: int) -> CallPlan:
-    """Without Stage W: facet synthesis and rerank."""
-    return CallPlan(2)
 
 
 WARMUP = "; Stage W writes each evaluated user's latest training interaction"
 """What MemRec's bench warm-up learns from (graphs/memrec/warmup.py)."""
 
 
-def _memrec(summary: str, prepare: str, calls: Hook, **overrides: Any) -> MethodSpec:
+def _memrec(summary: str, **overrides: Any) -> MethodSpec:
     return MethodSpec(
         "graphs.memrec.graph:graph",
         "llm",
         summary,
         MemRecContext,
         overrides,
-        prepare=f"graphs.memrec.warmup:{prepare}",
-        remote_prepare=f"graphs.memrec.remote_warmup:{prepare}_remote",
+        prepare="graphs.memrec.warmup:with_stage_w",
+        remote_prepare="graphs.memrec.remote_warmup:with_stage_w_remote",
         preload="graphs.memrec.preload:preload",
         perf_extras="graphs.memrec.perf:memrec_extras",
         record_extras="graphs.memrec.whole_run:ranked",
         cli="recgraph.memrec.command:register",
-        llm_calls=calls,
+        llm_calls=memrec_calls,
         item_vectors=True,
         reported=("memrec_rules", "memrec_memory"),
         evidence=EvidenceUse(
             "all visible (curation, facets); its memory holds the training history",
             f"{CONTRACT_CANDIDATES} (Stage R); candidate memories, started from title and description"
             " (rerank)",
-            learns_from=TRAINING + (WARMUP if prepare == "with_stage_w" else ""),
+            learns_from=TRAINING + WARMUP,
         ),
     )
 
 
 METHODS: dict[str, MethodSpec] = {
-    "memrec": _memrec("MemRec: curate, synthesise facets, rerank; Stage W", "with_stage_w", memrec_calls),
-    "memrec_no_read": _memrec(
-        "MemRec without collaborative read", "with_stage_w", memrec_calls, memrec_use_read=False
+    "memrec": _memrec("MemRec: curate, synthesise facets, rerank; Stage W"),
+    "memrec_no_read": _memrec("MemRec without collaborative read", memrec_use_read=False),
+    "memrec_no_llm_rules": _memrec("MemRec with the generic curation rules", memrec_rules="generic"),
+    "memrec_no_write": _memrec(
+        "MemRec without collaborative write (Stage W updates the user and the item only)",
+        memrec_propagate=False,
     ),
-    "memrec_no_llm_rules": _memrec(
-        "MemRec with the generic curation rules", "with_stage_w", memrec_calls, memrec_rules="generic"
-    ),
-    "memrec_no_write": _memrec("MemRec without collaborative write", "read_only", memrec_no_write_calls),
 }
-"""MemRec and its ablations (one graph; the ablations are context overrides or skip Stage W)."""
+"""MemRec and its ablations (one graph; each ablation is a context override)."""
 
 SERVICE_GRAPHS: dict[str, ServiceGraph] = {
     "memrec_write": ServiceGraph(

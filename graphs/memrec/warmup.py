@@ -8,11 +8,19 @@ runs Stage R first (the
 `memrec_write` graph curates N'_k and synthesises the facets with the warm-up item as the
 candidate), so the write reads facets, as the authors' code does: two LM_Mem calls per user.
 
-Reproducible whatever the concurrency: every warm-up job is proposed (one LM_Mem call each, run
-concurrently) from the same initial memories, logged durably to `<method>.warmup.jsonl`, and only
-then applied in user-id order by a synchronous writer. A killed run resumes: logged proposals are
-not asked again, and jobs already applied are skipped by id. Each memory method has its own graph
-file under `<out>/memrec_memory/`, so methods (and ablations) never see each other's writes.
+Two schedules (`MemRecContext.memrec_warmup`), both reproducible whatever the concurrency:
+
+- concurrent (default): every warm-up job is proposed (one LM_Mem call each, run concurrently) from
+  the same initial memories, logged durably to `<method>.warmup.jsonl`, and only then applied in
+  user-id order by a synchronous writer; a rewrite of a node an earlier job changed is merged
+  (appended) into it, not applied over it (tools/memrec/jobs.py).
+- sequential (Sec. 2.1.3: M_u^t is written from M_u^{t-1}): one write at a time in interaction order
+  (`warmup_order`), each proposed from the memories the previous write left, logged, then applied
+  before the next one is asked. About `--concurrency` times slower with a hosted LM_Mem.
+
+A killed run resumes: logged proposals are not asked again, and jobs already applied are skipped by
+id. Each memory method has its own graph file under `<out>/memrec_memory/`, so methods (and
+ablations) never see each other's writes.
 """
 
 from __future__ import annotations
@@ -80,6 +88,46 @@ def warmup_interaction(env: Environment, user_id: str, scenario: str) -> dict[st
     return {"user_id": user_id, "item_id": item, "timestamp": when, "scenario": scenario}
 
 
+def warmup_order(env: Environment, users: Sequence[str], scenario: str) -> list[tuple[str, dict[str, Any]]]:
+    """(user, write request) of the users with a warm-up interaction, in interaction order: by its
+    timestamp, ties by user id; on order-only data (positions, not times) by user id alone."""
+    found = [(u, r) for u in users if (r := warmup_interaction(env, u, scenario)) is not None]
+    if env.dataset.has_time:
+        return sorted(found, key=lambda pair: (pair[1]["timestamp"], natural_key(pair[0])))
+    return sorted(found, key=lambda pair: natural_key(pair[0]))
+
+
+def job_of(record: dict[str, Any]) -> PropagationJob:
+    """The `PropagationJob` of a logged warm-up record."""
+    return PropagationJob.from_json(json.dumps(record["job"]))
+
+
+async def write_in_order(
+    env: Environment,
+    users: Sequence[str],
+    scenario: str,
+    context: MemRecContext,
+    log: ResultsLog,
+    on_progress: Callable[[int], None] | None = None,
+    trace: Callable[[str], RunnableConfig] | None = None,
+) -> None:
+    """The sequential warm-up: in `warmup_order`, each user's job is taken from `log` or proposed
+    from the current memories and logged, then applied before the next user's write is asked;
+    `on_progress` gets the number of users written."""
+    from graphs.memrec.write import graph
+
+    writer = MemoryWriter(feature_index(env, context.memrec_memory).graph, synchronous=True)
+    propose = replace(context, memrec_write_mode="propose")
+    for count, (user, request) in enumerate(warmup_order(env, users, scenario), 1):
+        if user not in log.done("stage_w"):
+            config = trace(user) if trace else None
+            output = await graph.ainvoke(request, config=config, context=propose)
+            log.append({"method": "stage_w", "user_id": user, "job": output["job"], "usage": output["usage"]})
+        writer.submit(job_of(log.done("stage_w")[user]))
+        if on_progress:
+            on_progress(count)
+
+
 async def propose_warmups(
     env: Environment,
     users: Sequence[str],
@@ -134,7 +182,7 @@ def apply_warmups(env: Environment, context: MemRecContext, log: ResultsLog, use
     before = writer.stats().get("done", 0)
     records = log.done("stage_w")
     for user in sorted((u for u in users if u in records), key=natural_key):
-        writer.submit(PropagationJob.from_json(json.dumps(records[user]["job"])))
+        writer.submit(job_of(records[user]))
     return writer.stats().get("done", 0) - before
 
 
@@ -168,11 +216,6 @@ def warmup_usage(log: ResultsLog, users: Sequence[str]) -> dict[str, Any]:
     return totals
 
 
-def read_only(request: PrepareRequest) -> Prepared:
-    """`prepare` hook of MemRec methods without Stage W: their own memory graph, never written."""
-    return Prepared(memory_context(request.context, request.work_dir, request.method))
-
-
 def with_stage_w(request: PrepareRequest) -> Prepared:
     """`prepare` hook of MemRec methods with Stage W: their own memory graph (next to
     results.jsonl), and each user's warm-up job proposed and applied before ranking. Warm-up
@@ -200,9 +243,12 @@ def with_stage_w(request: PrepareRequest) -> Prepared:
         warm = [u for u in mine if warmup_interaction(env, u, request.scenario) is not None]
         logged = log.done("stage_w")
         asked = sum(user not in logged for user in warm)
-        clock = start_clock(started, ctx.memrec_memory, request.concurrency, asked, ctx)
-        # Without an LM_Mem to wait for there is nothing to overlap: no speculation.
-        speculation = SpeculativeEmbedding(index, warm if backend_for(ctx, "mem") != "heuristic" else [])
+        sequential = ctx.memrec_warmup == "sequential"
+        clock = start_clock(started, ctx.memrec_memory, 1 if sequential else request.concurrency, asked, ctx)
+        # Without an LM_Mem to wait for there is nothing to overlap, and a sequential write reads the
+        # memories the previous one left (embedded on first sight): no speculation.
+        overlap = backend_for(ctx, "mem") != "heuristic" and not sequential
+        speculation = SpeculativeEmbedding(index, warm if overlap else [])
         for user in warm:
             if user in logged:
                 speculation.arrived(user, logged[user]["job"])
@@ -212,8 +258,12 @@ def with_stage_w(request: PrepareRequest) -> Prepared:
         trace = partial(
             protocol_run_config, request.protocol, request.method, name="memrec_write", phase="stage_w"
         )
-        ask = propose_warmups(
-            env, mine, request.scenario, ctx, log, request.concurrency, hook, trace, speculation.arrived
+        ask = (
+            write_in_order(env, mine, request.scenario, ctx, log, hook, trace)
+            if sequential
+            else propose_warmups(
+                env, mine, request.scenario, ctx, log, request.concurrency, hook, trace, speculation.arrived
+            )
         )
         try:
             asyncio.run(ask)
@@ -221,7 +271,8 @@ def with_stage_w(request: PrepareRequest) -> Prepared:
             speculation.abandon()
             raise
         ahead = speculation.finish()  # before applying: predictions are made from the unapplied memories
-        apply_warmups(env, ctx, log, users)
+        if not sequential:  # (the sequential schedule applied each job as it went)
+            apply_warmups(env, ctx, log, users)
         # Embed what is left (memories several jobs touched) once, before ranking, and save them all
         # for other processes (`bench --workers N`: agents/memrec/vector_store.py). Its own progress
         # row, so its seconds are named in metrics.json's one_time_work.

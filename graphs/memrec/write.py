@@ -18,7 +18,8 @@
 Invoke with `{"user_id": ..., "item_id": ...}` (optionally `timestamp`, `job_id`, `scenario`,
 `candidates`); the same interaction always yields the same job id, so a replay is applied once.
 Under `memrec_use_read=False` (w/o Collab. Read) N'_k is empty: the write updates the user and the
-item only.
+item only. Under `memrec_propagate=False` (w/o Collab. Write) Stage R runs as usual (the write reads
+its facets) but no neighbour is offered: self-reflection (Eq. 5) without propagation (Eq. 6).
 """
 
 from __future__ import annotations
@@ -148,10 +149,14 @@ def _select(state: WriteState, config: RunnableConfig) -> dict[str, Any]:
     ctx = current_context()
     index = feature_index(get_environment(ctx.dataset), ctx.memrec_memory)
     user, item = state["user_id"], state["item_id"]
-    offered = [r["id"] for r in state.get("curated", []) if r["id"] != item_node(item)]
+    curated = [r["id"] for r in state.get("curated", []) if r["id"] != item_node(item)]
+    # w/o Collab. Write: Eq. 5 alone, so no neighbour is offered (Stage R's facets are still read).
+    offered = curated if ctx.memrec_propagate else []
     memories = index.graph.memories([user_node(user), item_node(item), *offered])
     cap = max(0, ctx.memrec_fanout_cap)
     note = f"offered N'_k: {len(offered)} neighbours to LM_Mem (at most {cap} rewritten)"
+    if not ctx.memrec_propagate:
+        note = f"w/o Collab. Write: none of N'_k's {len(curated)} neighbours offered; user and item only"
     return {
         "offered": offered,
         "memories": {node: [text, version] for node, (text, version) in memories.items()},

@@ -75,6 +75,23 @@ class MemRecContext(Context):
             "model chooses which; default 16, the paper's k; it does not follow memrec_k)."
         },
     )
+    memrec_propagate: bool = field(
+        default=True,
+        metadata={
+            "description": "MemRec Stage W: propagate to the curated neighbours N'_k (Eq. 6); False: "
+            "w/o Collab. Write, each write updates the user's and the item's own memories only (Eq. 5)."
+        },
+    )
+    memrec_warmup: Literal["concurrent", "sequential"] = field(
+        default="concurrent",
+        metadata={
+            "description": "MemRec bench warm-up: concurrent (every write proposed from the initial "
+            "memories, then applied in user-id order, a rewrite of a node an earlier write changed "
+            "merged in) or sequential (the paper's Sec. 2.1.3: in interaction order, each write reads "
+            "the memories the previous one left; one user at a time, so about concurrency times "
+            "slower with a hosted LM_Mem)."
+        },
+    )
     memrec_write_mode: Literal["background", "sync", "propose"] = field(
         default="background",
         metadata={

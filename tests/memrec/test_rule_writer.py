@@ -49,6 +49,11 @@ def test_invalid_rules_are_retried_with_the_error_then_accepted(monkeypatch) -> 
     assert "rule 'bad' (index 0)" in str(model.received[1][-1].content)
     prompt = str(model.received[0][-1].content)
     assert '"users": 943' in prompt and "interaction_density" in prompt
+    # Eq. 1's goal (relevance and diversity), and the features as the default curation computes
+    # them (Eq. 2: from the user's history, no candidates).
+    system = str(model.received[0][0].content)
+    assert "without all of them saying the same thing" in system
+    assert "rest of the user's history" in prompt and "candidates" not in prompt
 
 
 def test_model_that_never_writes_valid_rules_gets_the_generic_set(monkeypatch) -> None:

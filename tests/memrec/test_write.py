@@ -171,9 +171,14 @@ def test_warmup_writes_before_ranking_reproducibly_and_resumes(
     # A rerun (as after a crash) asks nothing again and applies nothing twice.
     warm(tiny_dataset_dir, tmp_path / "a", concurrency=2)
     assert log.read_text().splitlines() == lines and memories(serial) == state
-    # The w/o Collab. Write ablation gets its own graph that nothing writes.
-    untouched = warm(tiny_dataset_dir, tmp_path / "a", concurrency=2, method="memrec_no_write")
-    assert all(version == 0 for _, version in memories(untouched).values())
+    # The w/o Collab. Write ablation gets its own graph, where the warm-up rewrites each user's own
+    # memory and its item's (Eq. 5) and no neighbour's (Eq. 6): u1 wrote item 6, u2 item 1, u3 item 4.
+    own = warm(tiny_dataset_dir, tmp_path / "a", concurrency=2, method="memrec_no_write")
+    assert own.memrec_memory.endswith(f"{MEMORY_DIR}/memrec_no_write.sqlite")
+    changed = {node for node, (_, version) in memories(own).items() if version > 0}
+    assert changed == {"u:u1", "u:u2", "u:u3", "i:6", "i:1", "i:4"}
+    assert CHOSE_6 in memories(own)["u:u1"][0]
+    assert changed < {node for node, (_, version) in state.items() if version > 0}
 
 
 def test_perf_reports_memrec_depth_curation_latency_and_stage_tokens(tmp_path: Path) -> None:
