@@ -45,7 +45,12 @@ def add_reproduce_parser(commands: argparse._SubParsersAction) -> None:
         help="one of the paper's datasets (NAME, listed below) and the data standing for it (a path, "
         "or ml-100k); repeatable",
     )
-    parser.add_argument("--users", type=int, default=None, help="users per scenario (default: the paper's)")
+    parser.add_argument(
+        "--users",
+        default=None,
+        help="users per run, a count or all (default: the paper's: all eligible for MemRec's main tables, "
+        "its named sample for the tables the paper's later studies use)",
+    )
     parser.add_argument("--candidates", type=int, default=None, help="N (default: the paper's)")
     parser.add_argument(
         "--min-user-interactions",

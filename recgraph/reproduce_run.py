@@ -36,7 +36,7 @@ def bench_args(
     protocol = paper.protocol
     argv = [
         "bench", "--dataset", path, "--methods", ",".join(run.methods), "--scenario", run.scenario,
-        "--users", str(args.users or protocol["users"]),
+        "--users", str(args.users or run.users(paper)),
         "--candidates", str(args.candidates or protocol["candidates"]),
         "--seed", str(args.seed), "--llm", args.llm, "--out", str(out / run.folder),
         "--concurrency", str(args.concurrency), "--llm-retries", str(args.llm_retries),
@@ -109,6 +109,7 @@ def check_sources(out: Path, paths: Mapping[str, str]) -> None:
 def plan_rows(rep: Reproduction, say: Print) -> list[Any]:
     """Every run's planned calls and tokens (probed under the loopback simulator), as (run folder, row)."""
     from bench.cost.probe import probe
+    from bench.knob_settings import knob_settings
     from bench.planned_calls import planned_calls
     from bench.protocol import plan_cases
     from recgraph.commands import protocol_from_args
@@ -121,8 +122,8 @@ def plan_rows(rep: Reproduction, say: Print) -> list[Any]:
     for run in rep.runs:
         if not run.methods:
             continue
-        bench = rep.options(run)
-        protocol = protocol_from_args(bench, bench.llm)
+        bench = rep.options(run)  # the run's --set: the probe and the plan train as the run will
+        protocol = protocol_from_args(bench, bench.llm, knob_settings(bench.set or [], run.methods))
         try:
             cases = plan_cases(get_environment(bench.dataset), protocol)
         except ProtocolError as error:
@@ -187,14 +188,16 @@ def _run(rep: Reproduction, header: list[str], rows: list[Any], say: Print) -> i
     for run in rep.runs:
         if not run.methods:
             continue
-        say(f"{rep.paper.name}: {run.dataset}, scenario {run.scenario}, methods {', '.join(run.methods)}")
+        sample = f", the {run.sample} sample" if run.sample else ""
+        methods = ", ".join(run.methods)
+        say(f"{rep.paper.name}: {run.dataset}, scenario {run.scenario}{sample}, methods {methods}")
         options = rep.options(run)
         if rows:  # the run's report shows this plan beside what it measured; bench probes no more
             options.planned = [row for folder, row in rows if folder == run.folder]
         try:
             code = bench(options)
         except ProtocolError as error:  # e.g. no user of this dataset qualifies for the scenario
-            header.append(f"{run.dataset}, scenario {run.scenario} not run: {error}")
+            header.append(f"{run.dataset}, scenario {run.scenario}{sample} not run: {error}")
             say(header[-1])
             continue
         path = rep.out / run.folder / "metrics.json"
@@ -217,13 +220,13 @@ def _run(rep: Reproduction, header: list[str], rows: list[Any], say: Print) -> i
     return worst
 
 
-def held_runs(paper: Paper, out: Path, sources: Mapping[str, Any]) -> dict[tuple[str, str], dict]:
+def held_runs(paper: Paper, out: Path, sources: Mapping[str, Any]) -> dict[str, dict]:
     """Every finished run OUT holds for the paper's datasets (this command's and earlier ones'),
-    as (dataset NAME, scenario) -> its metrics.json."""
+    as run folder -> its metrics.json."""
     held = {}
     for name in sources:
         for run in dataset_runs(paper, paper.dataset(name)):
             path = out / run.folder / "metrics.json"
             if path.exists():
-                held[(name, run.scenario)] = json.loads(path.read_text())
+                held[run.folder] = json.loads(path.read_text())
     return held

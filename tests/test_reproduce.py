@@ -281,3 +281,30 @@ def test_row_notes_are_shown_under_their_table() -> None:
     assert (
         "- w/o GEO-CONTEXT (chainrec_no_geo): recgraph's chainrec_no_geo plans with the rule planner" in text
     )
+
+
+def test_each_dataset_runs_only_what_its_columns_need_with_the_papers_users_and_knobs() -> None:
+    """MemRec's Books: Tables 2 (every eligible user) and 4 (the later studies' 1,000-user sample)
+    are two runs; Goodreads only Table 2's. Each paper's protocol knobs reach its runs, a --set of the
+    same knob replaces one, and `{datasets}` becomes the command's paths."""
+    from bench.reproduce.plan import dataset_runs, knob_assignments, run_knobs
+
+    memrec = load_paper("memrec")
+    books = dataset_runs(memrec, memrec.dataset("Books"))
+    assert [(r.folder, r.users(memrec)) for r in books] == [
+        ("Books/classic", "all"),
+        ("Books/classic-later-studies", 1000),
+    ]
+    assert set(books[1].methods) == {"memrec", "memrec_no_write", "memrec_no_llm_rules", "memrec_no_read"}
+    assert [r.folder for r in dataset_runs(memrec, memrec.dataset("Goodreads"))] == ["Goodreads/classic"]
+    assert knob_assignments(memrec, [], {}) == ["memrec_warmup=sequential"]
+    assert knob_assignments(memrec, ["memrec_warmup=concurrent"], {}) == ["memrec_warmup=concurrent"]
+    assert run_knobs(["memrec_warmup=sequential"], books[0]) == ["memrec_warmup=sequential"]
+    amem = load_paper("amem4rec")
+    cds = dataset_runs(amem, amem.dataset("CDs"))
+    assert [r.folder for r in cds] == ["CDs/classic", "CDs/cold_start"]
+    assert [r.folder for r in dataset_runs(amem, amem.dataset("MIND"))] == ["MIND/classic"]  # no cold start
+    assert knob_assignments(amem, [], {}) == ["amem4rec_round_windows=1", "amem4rec_windows_per_user=0"]
+    paths = {"CDs": "a", "MIND": "b"}
+    fake = type(amem)(amem.name, amem.title, {**amem.protocol, "knobs": {"k": "{datasets}"}}, amem.tables)
+    assert knob_assignments(fake, [], paths) == ["k=a,b"]

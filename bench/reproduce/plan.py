@@ -22,11 +22,19 @@ class ScenarioRun:
     """The scenario (world/scenarios.py)."""
     methods: tuple[str, ...]
     """The registered methods of the tables with a column on this dataset in this scenario."""
+    sample: str = ""
+    """The paper's named user sample its tables use (`protocol.samples`), "" for the main one."""
 
     @property
     def folder(self) -> str:
-        """Its output folder under OUT."""
-        return f"{self.dataset}/{self.scenario}"
+        """Its output folder under OUT (a sample's runs beside the main ones)."""
+        return f"{self.dataset}/{self.scenario}" + (f"-{self.sample}" if self.sample else "")
+
+    def users(self, paper: Paper) -> int | str:
+        """The paper's users for this run: its sample's size, else the protocol's (a count or "all")."""
+        if self.sample:
+            return paper.protocol["samples"][self.sample]["users"]
+        return paper.protocol["users"]
 
 
 def dataset_arguments(paper: Paper, given: Sequence[str]) -> dict[str, str]:
@@ -47,13 +55,25 @@ def dataset_arguments(paper: Paper, given: Sequence[str]) -> dict[str, str]:
     return chosen
 
 
+def table_sample(paper: Paper, table: str) -> str:
+    """The named user sample (`protocol.samples`) a table's runs use, "" for the protocol's users."""
+    samples = paper.protocol.get("samples") or {}
+    return next((name for name, sample in samples.items() if table in sample.get("tables", ())), "")
+
+
 def dataset_runs(paper: Paper, dataset: PaperDataset) -> list[ScenarioRun]:
-    """The bench runs one paper dataset needs, in the order its tables first use each scenario."""
-    cells = [(t, c.scenario) for t in paper.tables for c in t.columns if c.dataset == dataset.column]
+    """The bench runs one paper dataset needs, in the order its tables first use each (scenario,
+    user sample)."""
+    cells = [
+        (t, (c.scenario, table_sample(paper, t.id))) for t in paper.tables for c in t.columns
+        if c.dataset == dataset.column
+    ]  # fmt: skip
     runs = []
-    for scenario in dict.fromkeys(s for _, s in cells):
-        wanted = [r.method for t, s in cells if s == scenario for r in t.rows if r.method in METHODS]
-        runs.append(ScenarioRun(dataset.name, scenario, tuple(dict.fromkeys(m for m in wanted if m))))
+    for scenario, sample in dict.fromkeys(key for _, key in cells):
+        tables = [t for t, key in cells if key == (scenario, sample)]
+        wanted = [r.method for t in tables for r in t.rows if r.method in METHODS]
+        methods = tuple(dict.fromkeys(m for m in wanted if m))
+        runs.append(ScenarioRun(dataset.name, scenario, methods, sample))
     return runs
 
 

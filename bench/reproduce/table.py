@@ -11,10 +11,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from bench.reproduce.papers import Paper, Table
+from bench.reproduce.plan import ScenarioRun, table_sample
 from graphs.registry import METHODS
 
-Runs = Mapping[tuple[str, str], Mapping[str, Any]]
-"""(paper dataset NAME, scenario) -> that run's metrics.json."""
+Runs = Mapping[str, Mapping[str, Any]]
+"""Run folder under OUT (`ScenarioRun.folder`: NAME/scenario, or NAME/scenario-sample) -> its
+metrics.json."""
 Sources = Mapping[str, Mapping[str, str]]
 """Paper dataset NAME -> {"path": what the user gave, "dataset": the loaded dataset's name}."""
 NOT_RUN = "not run"
@@ -48,9 +50,10 @@ def table_cells(paper: Paper, table: Table, runs: Runs) -> list[dict[str, Any]]:
     for row in table.rows:
         status = row_status(row.method, row.missing, runs)
         cells = []
+        sample = table_sample(paper, table.id)
         for column, value in zip(table.columns, row.values, strict=True):
             name = paper.column_dataset(column.dataset).name
-            run = runs.get((name, column.scenario))
+            run = runs.get(ScenarioRun(name, column.scenario, (), sample).folder)
             entry = ((run or {}).get("methods") or {}).get(row.method or "", {})
             ours, interval = entry.get(column.ours), entry.get(f"{column.ours}_ci")
             cells.append({
@@ -93,6 +96,9 @@ def table_markdown(
     label = ours_label(llm)
     digits = 1 if table.scale != 1 else 4
     parts = [f"### {table.id}: {table.caption} (paper lines {table.lines})\n"]
+    if sample := table_sample(paper, table.id):  # the paper's later studies: a named user sample
+        about = paper.protocol["samples"][sample]
+        parts.append(f"Users: the `{sample}` sample ({about['users']} users): {about.get('note', '')}\n")
     for name in table.datasets:
         index = [i for i, c in enumerate(table.columns) if c.dataset == name]
         parts.append(source_line(paper, name, sources) + "\n")
