@@ -1,8 +1,9 @@
 """The FIDELITY tables follow the code: every `graphs/<room>/FIDELITY.md` names the code behind each of
 the paper's components as `path/to/file.py:name` (or a bare `path/to/file.py`), and each reference
 must point to a file that exists and a name defined in it (a function, a class, a constant or a
-dataclass field). Each table gives every row one of the four verdicts, with a reason for every verdict
-but "faithful", and its method's README links it."""
+dataclass field). Every row but a "missing" one cites such a reference, so no row's claim floats
+free of the code it describes. Each table gives every row one of the four verdicts, with a reason for
+every verdict but "faithful", and its method's README links it."""
 
 from __future__ import annotations
 
@@ -80,6 +81,33 @@ def test_references_name_code_that_exists(table: Path) -> None:
     assert broken_references(text) == []
 
 
+def rows_without_code(rows: list[dict[str, str]]) -> list[str]:
+    """The first cell of every row that is not "missing" and cites no `path` or `path:name`."""
+    return [
+        next(iter(row.values()), "")
+        for row in rows
+        if row.get("verdict", "").strip("* ").lower() != "missing"
+        and not REFERENCE.search(" ".join(row.values()))
+    ]
+
+
+@pytest.mark.parametrize("table", TABLES, ids=lambda p: p.parent.name)
+def test_every_row_cites_the_code_it_describes(table: Path) -> None:
+    """A row that says what the code does names that code (`path:name`), and the reference test
+    above checks it resolves; only a "missing" row has no code to name."""
+    assert rows_without_code(table_rows(table.read_text())) == []
+
+
+def test_a_row_without_code_is_caught() -> None:
+    """The checker itself: a faithful row with no reference is reported, a missing one is not."""
+    rows = [
+        {"component": "ranking", "verdict": "faithful", "reason": ""},
+        {"component": "judge", "verdict": "missing", "reason": "not built"},
+        {"component": "reader", "verdict": "simplified", "reason": "`agents/x.py:f` reads less"},
+    ]
+    assert rows_without_code(rows) == ["ranking"]
+
+
 @pytest.mark.parametrize("table", TABLES, ids=lambda p: p.parent.name)
 def test_every_row_has_a_verdict_and_reason(table: Path) -> None:
     """Each row's `verdict` cell is one of the four verdicts; a row that is not faithful gives its
@@ -104,8 +132,10 @@ def test_the_method_readme_links_its_table(table: Path) -> None:
 
 def test_a_broken_reference_is_caught() -> None:
     """The checker itself: a missing file and a name the file does not define are both reported."""
-    text = "`agents/nowhere.py:f` and `tests/test_fidelity_tables.py:no_such_name` and " \
+    text = (
+        "`agents/nowhere.py:f` and `tests/test_fidelity_tables.py:no_such_name` and "
         "`tests/test_fidelity_tables.py:broken_references`"
+    )
     assert broken_references(text) == [
         "agents/nowhere.py (no such file)",
         "tests/test_fidelity_tables.py:no_such_name (not defined there)",
@@ -114,8 +144,10 @@ def test_a_broken_reference_is_caught() -> None:
 
 def test_rows_are_read_by_their_header() -> None:
     """Two tables, the rule rows skipped, each body row keyed by its own table's header."""
-    text = "| a | Verdict | reason |\n|---|---|---|\n| x | faithful | |\n\n| verdict | reason |\n|--|--|\n" \
+    text = (
+        "| a | Verdict | reason |\n|---|---|---|\n| x | faithful | |\n\n| verdict | reason |\n|--|--|\n"
         "| **different** | because it is |\n"
+    )
     assert table_rows(text) == [
         {"a": "x", "verdict": "faithful", "reason": ""},
         {"verdict": "**different**", "reason": "because it is"},
