@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -163,8 +164,9 @@ def reproduce(args: argparse.Namespace, say: Print) -> int:
     for line in header:
         say(line)
     rows = plan_rows(rep, say) if args.llm != "heuristic" else []
-    if rows:
-        say(describe_plan([row for _, row in rows], args.llm_retries, args.llm))
+    if rows:  # each method's line names its run (NAME/scenario): one command plans several datasets
+        named = [replace(row, method=f"{folder} · {row.method}") for folder, row in rows]
+        say(describe_plan(named, args.llm_retries, args.llm))
     if args.dry_run:
         say("dry run: nothing was sent and nothing written")
         return 0

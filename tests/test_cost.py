@@ -64,8 +64,8 @@ def test_dry_run_hosted_prints_calls_tokens_dollars(
     argv += ["--users", "8"]
     assert main([*argv, "--llm", "openai:gpt-4o-mini", "--dry-run", "--out", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "memrec: 8 users × 4 = 32" in text
-    assert "vanilla_llm: 8 users × 1 = 8" in text
+    assert "Goodreads/classic · memrec: 8 users × 4 = 32" in text
+    assert "Goodreads/classic · vanilla_llm: 8 users × 1 = 8" in text
     assert "input +" in text and "output tokens, $" in text
     assert "at gpt-4o-mini's $0.15/$0.6 per 1M" in text
     assert not out.exists()  # nothing written
