@@ -90,11 +90,13 @@ def eligibility(
     `retrieval` (True or the source's name): candidates come from the retrieval stage, so the pools
     do not restrict anyone."""
     cases = split_of(env, scenario)  # cold_start: the users the default split drops too
-    users = eligible_users(cases, scenario, env.popularity, len(env.item_ids))
-    steps = [
-        Step("users with a held-out target", len(env.cases)),
-        Step(scenario_rule(scenario, env.popularity, len(env.item_ids)), len(users)),
-    ]
+    if env.dataset.cases_from:  # a scenario's own task folder: its tasks are the cases
+        users = list(env.cases)
+        rule = f"cases: {env.dataset.cases_from}"
+    else:
+        users = eligible_users(cases, scenario, env.popularity, len(env.item_ids))
+        rule = scenario_rule(scenario, env.popularity, len(env.item_ids))
+    steps = [Step("users with a held-out target", len(env.cases)), Step(rule, len(users))]
     pooled = pool_users(env)
     source: Source = "uniform"
     if retrieval:
@@ -160,9 +162,11 @@ def candidates_block(env: Environment, protocol: Protocol, cases: Sequence[EvalC
     by_scenario = {  # cold_start counted without a second split of the dataset (`eligible_count`)
         name: len(chosen.users) if name == scenario else eligible_count(env, name, candidates, mix, retrieval)
         for name in BENCH_SCENARIOS
-        if env.dataset.has_time or name not in WINDOW_DAYS
+        if (env.dataset.has_time or name not in WINDOW_DAYS)
+        and (name == scenario or not env.dataset.cases_from)  # a task folder serves its scenario only
     }
     block: dict[str, Any] = {
+        "cases": env.dataset.cases_from or "recgraph's scenario rules (world/scenarios.py)",
         "source": chosen.source,
         "how": how_candidates(chosen.source, candidates),
         "pools": len(chosen.pooled),
@@ -188,4 +192,5 @@ def describe_candidates(block: dict[str, Any]) -> str:
         if k.startswith("recall@") and v is not None
     )
     evaluated = f"{block['evaluated']:,}{pooled}{recall}"
-    return f"candidates: {block['how']}. Eligible users: {steps}. Evaluated: {evaluated}."
+    cases = f"cases: {block['cases']}. " if "cases" in block else ""
+    return f"{cases}candidates: {block['how']}. Eligible users: {steps}. Evaluated: {evaluated}."

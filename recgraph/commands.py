@@ -96,6 +96,10 @@ def bench(args: argparse.Namespace) -> int:
     from world.results_log import ResultsLog
 
     check_reference(args.reference, methods)
+    from world.loaders.agentrecbench import scenario_spec
+
+    # AgentRecBench's release layout: the scenario's own task folder and environment data
+    args.dataset = scenario_spec(args.dataset, args.scenario)
     protocol = protocol_from_args(args, args.llm, knobs)
     check_protocol(protocol)
     if args.concurrency < 1:

@@ -1,0 +1,146 @@
+"""AgentRecBench's release layout: one task folder per scenario, environment data per scenario.
+
+The benchmark's public release (its dataset card) holds
+    task/classic/, task/user_cold_start/, task/item_cold_start/, task/long_term/, task/short_term/
+each with the task and ground-truth files world/loaders/agentsociety_tasks.py reads (`tasks/` +
+`groundtruth/`, or flat), directly or in one subfolder per domain (`amazon/`, `goodreads/`, `yelp/`),
+and the environment data the agent acts in: `output_data_all/` (item.json, review.json, user.json)
+for classic and the cold-start tasks, `output_data_long/` and `output_data_short/` for the
+evolving-interest ones (their reviews cut to the benchmark's windows). `item.json` + `review.json`
+at the root stand in for `output_data_all/`.
+
+A run of one scenario on such a folder (`scenario_spec`) loads the scenario's own view,
+`<root>#task:<scenario>[:<domain>]`: the scenario's environment data with that scenario's task
+folder fixing the split and the candidates. Its cases are the task files, and nothing more is hidden
+on top (`Dataset.cases_from` says so; world.environment.Environment.history then shows the whole
+history the view holds): the benchmark built the scenario into its data. Folders without this
+layout run under recgraph's scenario rules (world/scenarios.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from world.data import Dataset
+from world.errors import DatasetNotFoundError, ProtocolError
+
+TASK_MARK = "#task:"
+"""Separates a layout root from the scenario view it names (`<root>#task:<scenario>[:<domain>]`)."""
+DOMAIN_MARK = "#domain:"
+"""Picks one domain of a release whose task folders hold several (`<root>#domain:amazon`)."""
+SCENARIO_FOLDERS = {
+    "classic": "classic",
+    "cold_user": "user_cold_start",
+    "cold_item": "item_cold_start",
+    "evolving_long": "long_term",
+    "evolving_short": "short_term",
+}
+"""recgraph's scenario -> AgentRecBench's task folder."""
+ENVIRONMENT_FOLDERS = {"evolving_long": "output_data_long", "evolving_short": "output_data_short"}
+"""The scenarios with environment data of their own; the others use `ALL_FOLDER`."""
+ALL_FOLDER = "output_data_all"
+
+
+def is_layout(root: Path) -> bool:
+    """Whether `root` holds AgentRecBench's per-scenario task folders."""
+    task = root / "task"
+    return task.is_dir() and any((task / name).is_dir() for name in SCENARIO_FOLDERS.values())
+
+
+def split_domain(spec: str) -> tuple[str, str]:
+    """(`spec` without its `#domain:` mark, the domain or "")."""
+    root, mark, domain = spec.partition(DOMAIN_MARK)
+    return (root, domain) if mark else (spec, "")
+
+
+def scenario_spec(spec: str, scenario: str) -> str:
+    """The dataset spec `scenario` runs on: the scenario's view when `spec` (a folder, optionally
+    `#domain:<name>`) has the layout, else `spec` unchanged (recgraph's scenario rules)."""
+    root, domain = split_domain(spec)
+    if TASK_MARK in root or not is_layout(Path(root).expanduser()):
+        if domain:
+            raise DatasetNotFoundError(f"{root!r} has no AgentRecBench task/ folders to pick {domain!r} from")
+        return spec
+    if scenario not in SCENARIO_FOLDERS:
+        known = ", ".join(SCENARIO_FOLDERS)
+        raise ProtocolError(f"AgentRecBench's layout at {root} has no task folder for {scenario!r} ({known})")
+    return f"{root}{TASK_MARK}{scenario}" + (f":{domain}" if domain else "")
+
+
+def parse_view(spec: str) -> tuple[Path, str, str]:
+    """(root, scenario, domain) of a view spec made by `scenario_spec`."""
+    root, _, rest = spec.partition(TASK_MARK)
+    scenario, _, domain = rest.partition(":")
+    if scenario not in SCENARIO_FOLDERS:
+        raise DatasetNotFoundError(f"{spec!r}: {scenario!r} is not an AgentRecBench scenario")
+    return Path(root).expanduser(), scenario, domain
+
+
+def task_folder(root: Path, scenario: str, domain: str = "") -> Path:
+    """The folder holding `scenario`'s task files (the domain's when the folder has several)."""
+    from world.loaders.agentsociety_tasks import find_tasks
+
+    folder = root / "task" / SCENARIO_FOLDERS[scenario]
+    if not folder.is_dir():
+        raise DatasetNotFoundError(f"{root}: AgentRecBench layout without task/{SCENARIO_FOLDERS[scenario]}/")
+    if domain:
+        chosen = folder / domain
+        if not find_tasks(chosen):
+            raise DatasetNotFoundError(f"{folder}: no task files for domain {domain!r}")
+        return chosen
+    if find_tasks(folder):
+        return folder
+    domains = sorted(p.name for p in folder.iterdir() if p.is_dir() and find_tasks(p))
+    if len(domains) == 1:
+        return folder / domains[0]
+    if not domains:
+        raise DatasetNotFoundError(f"{folder}: no task_<n>.json files (in tasks/ or a domain folder)")
+    raise DatasetNotFoundError(
+        f"{folder} holds several domains ({', '.join(domains)}): pass {root}{DOMAIN_MARK}<one of them>"
+    )
+
+
+def environment_folder(root: Path, scenario: str) -> Path:
+    """The environment data `scenario`'s tasks are posed in."""
+    name = ENVIRONMENT_FOLDERS.get(scenario, ALL_FOLDER)
+    for folder in (root / name, *((root,) if name == ALL_FOLDER else ())):
+        if (folder / "item.json").is_file() and (folder / "review.json").is_file():
+            return folder
+    raise DatasetNotFoundError(
+        f"{root}: AgentRecBench layout without {name}/item.json and review.json ({scenario}'s environment)"
+    )
+
+
+def load_view(spec: str) -> Dataset:
+    """The dataset one scenario's view names: its environment data, split and candidates by its
+    task folder, named `<root>-<task folder>[-<domain>]` with `cases_from` saying where the cases
+    come from."""
+    from world.loaders.agentsociety import load_agentsociety
+
+    root, scenario, domain = parse_view(spec)
+    tasks = task_folder(root, scenario, domain)
+    data = load_agentsociety(environment_folder(root, scenario), tasks_from=tasks)
+    label = f"task/{SCENARIO_FOLDERS[scenario]}" + (f"/{tasks.name}" if tasks.parent.name != "task" else "")
+    count = len(data.presplit or {})
+    name = f"{root.name}-{SCENARIO_FOLDERS[scenario]}" + (f"-{domain}" if domain else "")
+    return replace(
+        data, name=name, source=f"{root}{TASK_MARK}{scenario}:{domain}",
+        cases_from=f"AgentRecBench {label} ({count} tasks)",
+    )  # fmt: skip
+
+
+def task_users(root: Path, domain: str = "") -> frozenset[str]:
+    """Every user some scenario's task folder evaluates (the users a training corpus leaves out)."""
+    from world.loaders.agentsociety_json import read_object
+    from world.loaders.agentsociety_tasks import find_tasks
+
+    users: set[str] = set()
+    for scenario in SCENARIO_FOLDERS:
+        if not (root / "task" / SCENARIO_FOLDERS[scenario]).is_dir():
+            continue
+        for task_path, _ in find_tasks(task_folder(root, scenario, domain)):
+            user = read_object(task_path)[0].get("user_id")
+            if user is not None:
+                users.add(str(user))
+    return frozenset(users)
