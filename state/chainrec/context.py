@@ -9,6 +9,12 @@ from state.context import Context
 
 PlannerName = Literal["rule", "llm", "fixed", "learned"]
 """Values of `Context.chainrec_planner`."""
+T_MAX = 6
+"""T_max, the step budget of the feasibility mask (the paper's Sec. 3.2 "maximum step budget T_max",
+Sec. 4.1, Alg. 1 line 3): tool calls an episode may make before CandidateRank is forced. The paper
+names T_max but prints no value; 6 is ours (the spec's default). Table 3's averages (ChainRec 5.05,
+DeepSeek-R1 6.28 planning steps) count CandidateRank too, so they fit a budget of 6 tools + the
+ranking step."""
 
 
 def _weight(tool: str, default: float) -> float:
@@ -44,8 +50,11 @@ class ChainRecContext(Context):
         },
     )
     chainrec_max_steps: int = field(
-        default=6,
-        metadata={"description": "ChainRec: tool budget T_max; CandidateRank is forced once it is spent."},
+        default=T_MAX,
+        metadata={
+            "description": "ChainRec: tool budget T_max (default T_MAX = 6; the paper prints no value); "
+            "CandidateRank is forced once it is spent."
+        },
     )
     chainrec_fixed_chain: str = field(
         default="",
@@ -74,6 +83,15 @@ class ChainRecContext(Context):
             "description": "ChainRec learned planner: its state. memory = (u, I_cand, M_t) as in Eq. 2 "
             "(what the episode's tools wrote and the candidate count); scenario = the ablation that also "
             "reads the scenario tag and task facts no tool gathered. Keyed into every checkpoint."
+        },
+    )
+    chainrec_planner_scope: Literal["run", "scenario"] = field(
+        default="run",
+        metadata={
+            "description": "ChainRec learned planner: what one checkpoint covers. run (the paper's) = one "
+            "planner over every scenario, trained on tasks of all five (on AgentRecBench's release layout: "
+            "users in no task folder); scenario = the ablation with one checkpoint per scenario, trained "
+            "on that scenario's tasks only."
         },
     )
     chainrec_policy_stage: Literal["dpo", "sft"] = field(

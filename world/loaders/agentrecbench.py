@@ -20,6 +20,7 @@ layout run under recgraph's scenario rules (world/scenarios.py).
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 from pathlib import Path
 
 from world.data import Dataset
@@ -40,6 +41,10 @@ SCENARIO_FOLDERS = {
 ENVIRONMENT_FOLDERS = {"evolving_long": "output_data_long", "evolving_short": "output_data_short"}
 """The scenarios with environment data of their own; the others use `ALL_FOLDER`."""
 ALL_FOLDER = "output_data_all"
+CORPUS = "corpus"
+"""The view a planner's training corpus is drawn from (`<root>#task:corpus[:<domain>]`): `ALL_FOLDER`'s
+data without any task, every task's ground-truth interaction removed; its users in no task folder
+are the training users (`task_users` names the others)."""
 
 
 def is_layout(root: Path) -> bool:
@@ -68,11 +73,25 @@ def scenario_spec(spec: str, scenario: str) -> str:
     return f"{root}{TASK_MARK}{scenario}" + (f":{domain}" if domain else "")
 
 
+@lru_cache(maxsize=64)
+def corpus_spec(spec: str) -> str | None:
+    """The training-corpus view (`CORPUS`) of the release a view spec (or a layout root, optionally
+    `#domain:<name>`) names; None for other specs."""
+    if TASK_MARK in spec:
+        root, _, rest = spec.partition(TASK_MARK)
+        domain = rest.partition(":")[2].partition("#")[0]
+    else:
+        root, domain = split_domain(spec)
+        if "#" in root or not is_layout(Path(root).expanduser()):
+            return None
+    return f"{root}{TASK_MARK}{CORPUS}" + (f":{domain}" if domain else "")
+
+
 def parse_view(spec: str) -> tuple[Path, str, str]:
-    """(root, scenario, domain) of a view spec made by `scenario_spec`."""
+    """(root, scenario or `CORPUS`, domain) of a view spec made by `scenario_spec` / `corpus_spec`."""
     root, _, rest = spec.partition(TASK_MARK)
     scenario, _, domain = rest.partition(":")
-    if scenario not in SCENARIO_FOLDERS:
+    if scenario not in (*SCENARIO_FOLDERS, CORPUS):
         raise DatasetNotFoundError(f"{spec!r}: {scenario!r} is not an AgentRecBench scenario")
     return Path(root).expanduser(), scenario, domain
 
@@ -119,6 +138,8 @@ def load_view(spec: str) -> Dataset:
     from world.loaders.agentsociety import load_agentsociety
 
     root, scenario, domain = parse_view(spec)
+    if scenario == CORPUS:
+        return load_corpus(root, domain)
     tasks = task_folder(root, scenario, domain)
     data = load_agentsociety(environment_folder(root, scenario), tasks_from=tasks)
     label = f"task/{SCENARIO_FOLDERS[scenario]}" + (f"/{tasks.name}" if tasks.parent.name != "task" else "")
@@ -130,17 +151,34 @@ def load_view(spec: str) -> Dataset:
     )  # fmt: skip
 
 
-def task_users(root: Path, domain: str = "") -> frozenset[str]:
-    """Every user some scenario's task folder evaluates (the users a training corpus leaves out)."""
+def task_targets(root: Path, domain: str = "") -> dict[str, set[str]]:
+    """user -> the ground-truth items some scenario's task folder evaluates them on."""
     from world.loaders.agentsociety_json import read_object
     from world.loaders.agentsociety_tasks import find_tasks
 
-    users: set[str] = set()
+    targets: dict[str, set[str]] = {}
     for scenario in SCENARIO_FOLDERS:
         if not (root / "task" / SCENARIO_FOLDERS[scenario]).is_dir():
             continue
-        for task_path, _ in find_tasks(task_folder(root, scenario, domain)):
+        for task_path, truth_path in find_tasks(task_folder(root, scenario, domain)):
             user = read_object(task_path)[0].get("user_id")
+            truth = read_object(truth_path)[0].get("ground truth") if truth_path.is_file() else None
             if user is not None:
-                users.add(str(user))
-    return frozenset(users)
+                targets.setdefault(str(user), set()).update(() if truth is None else (str(truth),))
+    return targets
+
+
+def task_users(root: Path, domain: str = "") -> frozenset[str]:
+    """Every user some scenario's task folder evaluates (the users a training corpus leaves out)."""
+    return frozenset(task_targets(root, domain))
+
+
+def load_corpus(root: Path, domain: str = "") -> Dataset:
+    """The `CORPUS` view: `ALL_FOLDER`'s data without tasks and without any task's ground truth."""
+    from world.loaders.agentsociety import load_agentsociety
+
+    data = load_agentsociety(environment_folder(root, "classic"), tasks_from=root / "task" / "none")
+    targets = task_targets(root, domain)
+    kept = [e for e in data.interactions if e.item_id not in targets.get(e.user_id, ())]
+    name = f"{root.name}-{CORPUS}" + (f"-{domain}" if domain else "")
+    return replace(data, name=name, source=f"{root}{TASK_MARK}{CORPUS}:{domain}", interactions=kept)

@@ -3,8 +3,9 @@ keyed by everything that fixes it, so a repeated call reuses what exists.
 
 Layout under a root folder (default: the dataset's cache, policy.checkpoint_root):
     trajectories-<key>/trajectories.jsonl    the training tasks' scored chains
-    <scenario>-<key>/                        the checkpoint (policy.py describes it)
-    latest.json                              scenario -> newest checkpoint folder
+    <scope>-<key>/                           the checkpoint (policy.py describes it; the scope is
+                                             "all" for one planner over every scenario, else the scenario)
+    latest.json                              scope -> newest checkpoint folder
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from agents.chainrec.offline.training_tasks import TrajectoryConfig
 from agents.chainrec.offline.trajectories import TrajectoryRun, existing_run, generate, read_rows
 from agents.chainrec.online.learned_catalog import catalog_root
 from agents.chainrec.online.planning import Planner
-from agents.chainrec.online.policy import FORMAT_VERSION, ActionSpace, checkpoint_root, mark_latest
+from agents.chainrec.online.policy import FORMAT_VERSION, RUN_SCOPE, ActionSpace, checkpoint_root, mark_latest
 from world.environment import get_environment
 
 Progress = Callable[[str, int, int], None]
@@ -50,7 +51,7 @@ def supplemented(
 ) -> list[dict[str, Any]]:
     """`rows` plus, when they are fewer than `MIN_TRAIN_TASKS` and not classic's, the classic
     scenario's rows (`classic` makes or finds them) with their user ids prefixed "classic:"."""
-    if classic is None or scenario == SUPPLEMENT or len(rows) >= MIN_TRAIN_TASKS:
+    if classic is None or scenario in (SUPPLEMENT, RUN_SCOPE) or len(rows) >= MIN_TRAIN_TASKS:
         return rows
     extra = read_rows(classic().path)
     return rows + [{**row, "user_id": f"{SUPPLEMENT}:{row['user_id']}"} for row in extra]

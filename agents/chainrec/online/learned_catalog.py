@@ -24,6 +24,8 @@ from agents.chainrec.online.policy import (
     find_checkpoint,
     latest_key,
     load_checkpoint,
+    planner_dataset,
+    planner_key,
     read_latest,
     usable,
 )
@@ -73,10 +75,15 @@ class CatalogLearnedPlanner(LearnedPlanner):
             if folder is None:
                 raise MissingCheckpoint.of(self.ctx, scenario)
         else:
-            folder = find_catalog_checkpoint(self.ctx.dataset, scenario, self.catalog, state)
+            scope = self.ctx.chainrec_planner_scope
+            found_in = planner_dataset(self.ctx.dataset, scope)
+            folder = find_catalog_checkpoint(found_in, planner_key(scenario, scope), self.catalog, state)
         if folder is None:
-            dataset = self.ctx.dataset
-            train = f"recgraph chainrec train --library router --dataset {dataset} --scenario {scenario}"
+            dataset, scope = self.ctx.dataset, self.ctx.chainrec_planner_scope
+            train = (
+                f"recgraph chainrec train --library router --dataset {dataset} --scope {scope} "
+                f"--scenario {scenario}"
+            )
             if state != "memory":
                 train += f" --state {state}"
             raise MissingCheckpoint(
