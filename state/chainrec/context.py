@@ -36,8 +36,8 @@ class ChainRecContext(Context):
         metadata={
             "description": "ChainRec planner: rule (state-dependent heuristic), llm (zero-shot, role "
             "planner; falls back to rule), fixed (the configured chain, then CandidateRank), learned "
-            "(a trained policy: `chainrec_checkpoint`, else the dataset's latest checkpoint for the "
-            "scenario; refuses with how to train one when there is none)."
+            "(a trained policy: `chainrec_checkpoint`, else the dataset's latest checkpoint of the "
+            "`chainrec_planner_scope`; refuses with how to train one when there is none)."
         },
     )
     chainrec_library: str = field(
@@ -104,8 +104,8 @@ class ChainRecContext(Context):
         default="",
         metadata={
             "description": "ChainRec learned planner: checkpoint folder (empty: the newest for the dataset, "
-            "scenario and planner state under the dataset's cache; none: the planner refuses in one line "
-            "saying how to train one)."
+            "planner scope (every scenario, or the scenario in the per-scenario ablation) and planner state "
+            "under the dataset's cache; none: the planner refuses in one line saying how to train one)."
         },
     )
     chainrec_dpo_beta: float = field(
@@ -114,7 +114,8 @@ class ChainRecContext(Context):
     chainrec_train_tasks: int = field(
         default=300,
         metadata={
-            "description": "ChainRec planner training: training tasks (users' validation interactions)."
+            "description": "ChainRec planner training: training tasks (users' last training interactions, "
+            "split evenly over the scenarios of a planner over every scenario)."
         },
     )
     chainrec_chain_cap: int = field(

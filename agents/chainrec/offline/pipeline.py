@@ -35,9 +35,11 @@ Progress = Callable[[str, int, int], None]
 TRAJECTORY_VERSION = 1
 """Bumped when the trajectory row layout changes (the checkpoint format has its own version)."""
 MIN_TRAIN_TASKS = 50
-"""A scenario with fewer training tasks than this (cold_item keeps a dozen users of ml-100k) also
-trains on the classic scenario's tasks: one planner over both, told apart by the state's scenario
-flag, as the paper trains one planner across scenarios. Keyed into every checkpoint."""
+"""In the per-scenario ablation (`chainrec_planner_scope="scenario"`), a scenario with fewer training
+tasks than this (cold_item keeps a dozen users of ml-100k) also trains on the classic scenario's
+tasks. Only the ablation's "scenario" state tells them apart (its scenario flag); the memory state
+(Eq. 2) sees the same M_t whichever scenario a task came from. A planner over every scenario
+(`RUN_SCOPE`) is never supplemented. Keyed into every checkpoint."""
 SUPPLEMENT = "classic"
 """The scenario whose tasks supplement a small one."""
 FUSION_PHASE = "fusion fit"
