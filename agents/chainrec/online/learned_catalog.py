@@ -80,6 +80,7 @@ class CatalogLearnedPlanner(LearnedPlanner):
             folder = find_catalog_checkpoint(found_in, planner_key(scenario, scope), self.catalog, state)
         if folder is None:
             dataset, scope = self.ctx.dataset, self.ctx.chainrec_planner_scope
+            key = planner_key(scenario, scope)
             train = (
                 f"recgraph chainrec train --library router --dataset {dataset} --scope {scope} "
                 f"--scenario {scenario}"
@@ -87,7 +88,7 @@ class CatalogLearnedPlanner(LearnedPlanner):
             if state != "memory":
                 train += f" --state {state}"
             raise MissingCheckpoint(
-                f"no learned planner checkpoint for {dataset} ({scenario}): train one with `{train}` "
+                f"no learned planner checkpoint for {dataset} ({key}): train one with `{train}` "
                 f"(over the router's {len(self.catalog)}-action catalog; `recgraph bench --methods "
                 "router_learned` trains one too), or set chainrec_checkpoint"
             )
