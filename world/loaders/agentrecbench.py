@@ -43,8 +43,9 @@ ENVIRONMENT_FOLDERS = {"evolving_long": "output_data_long", "evolving_short": "o
 ALL_FOLDER = "output_data_all"
 CORPUS = "corpus"
 """The view a planner's training corpus is drawn from (`<root>#task:corpus[:<domain>]`): `ALL_FOLDER`'s
-data without any task, every task's ground-truth interaction removed; its users in no task folder
-are the training users (`task_users` names the others)."""
+data without any task and without any interaction of a user some task folder evaluates (their
+ground truth, and the older history an evolving scenario's data hides from them), so its users are
+the training users (`task_users` names the others)."""
 
 
 def is_layout(root: Path) -> bool:
@@ -174,11 +175,12 @@ def task_users(root: Path, domain: str = "") -> frozenset[str]:
 
 
 def load_corpus(root: Path, domain: str = "") -> Dataset:
-    """The `CORPUS` view: `ALL_FOLDER`'s data without tasks and without any task's ground truth."""
+    """The `CORPUS` view: `ALL_FOLDER`'s data without tasks and without any interaction of a task user
+    (nothing any scenario evaluates, or hides from the user it evaluates, is trained on)."""
     from world.loaders.agentsociety import load_agentsociety
 
     data = load_agentsociety(environment_folder(root, "classic"), tasks_from=root / "task" / "none")
-    targets = task_targets(root, domain)
-    kept = [e for e in data.interactions if e.item_id not in targets.get(e.user_id, ())]
+    evaluated = task_users(root, domain)
+    kept = [e for e in data.interactions if e.user_id not in evaluated]
     name = f"{root.name}-{CORPUS}" + (f"-{domain}" if domain else "")
     return replace(data, name=name, source=f"{root}{TASK_MARK}{CORPUS}:{domain}", interactions=kept)
