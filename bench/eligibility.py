@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from bench.protocol import EvalCase, Protocol
     from world.split import UserCase
 
+CASES_BY_RULE = "recgraph's scenario rules (world/scenarios.py)"
+"""metrics.json's `candidates.cases` when no task folder fixes the scenario's cases."""
 Source = Literal["pools", "uniform", "mixed", "retrieval", "retrieval_negatives"]
 """How negatives are drawn: the dataset's pools only, uniformly from unseen items, both, or ARAG's
 retrieval stage (`--candidate-source retrieval`, which ignores the pools)."""
@@ -166,7 +168,7 @@ def candidates_block(env: Environment, protocol: Protocol, cases: Sequence[EvalC
         and (name == scenario or not env.dataset.cases_from)  # a task folder serves its scenario only
     }
     block: dict[str, Any] = {
-        "cases": env.dataset.cases_from or "recgraph's scenario rules (world/scenarios.py)",
+        "cases": env.dataset.cases_from or CASES_BY_RULE,
         "source": chosen.source,
         "how": how_candidates(chosen.source, candidates),
         "pools": len(chosen.pooled),
@@ -192,5 +194,10 @@ def describe_candidates(block: dict[str, Any]) -> str:
         if k.startswith("recall@") and v is not None
     )
     evaluated = f"{block['evaluated']:,}{pooled}{recall}"
-    cases = f"cases: {block['cases']}. " if "cases" in block else ""
-    return f"{cases}candidates: {block['how']}. Eligible users: {steps}. Evaluated: {evaluated}."
+    return f"candidates: {block['how']}. Eligible users: {steps}. Evaluated: {evaluated}."
+
+
+def describe_cases(block: dict[str, Any]) -> str:
+    """Where the run's cases come from, one line (run header and report.md): an AgentRecBench task
+    folder, or recgraph's scenario rules."""
+    return f"cases: {block.get('cases', CASES_BY_RULE)}"

@@ -80,7 +80,7 @@ def bench(args: argparse.Namespace) -> int:
     from bench import report, report_console
     from bench.compare import add_statistics, check_reference, per_user_rows
     from bench.crash import RunStopped, record_stop
-    from bench.eligibility import candidates_block, describe_candidates
+    from bench.eligibility import candidates_block, describe_candidates, describe_cases
     from bench.fallbacks import EXIT_TOO_MANY_FALLBACKS
     from bench.planned_calls import describe_plan, planned_calls, plans_tokens
     from bench.protocol import check_protocol, plan_cases
@@ -123,6 +123,7 @@ def bench(args: argparse.Namespace) -> int:
     )
     candidates = candidates_block(env, protocol, cases)
     # how candidates were made, who is eligible
+    print_header(console, escape(describe_cases(candidates)))
     print_header(console, escape(describe_candidates(candidates)))
     if knobs.given:  # which methods each --set reached
         print_header(console, escape(knobs.describe()))

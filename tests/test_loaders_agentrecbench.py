@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.eligibility import candidates_block, describe_candidates, eligibility
+from bench.eligibility import candidates_block, describe_candidates, describe_cases, eligibility
 from bench.protocol import Protocol, evaluation_context, plan_cases
 from recgraph.cli import main
 from state.context import Context
@@ -75,9 +75,8 @@ def test_the_run_says_where_its_cases_come_from(release: Path) -> None:
     block = candidates_block(env, protocol, cases)
     assert block["cases"] == "AgentRecBench task/item_cold_start/amazon (6 tasks)"
     assert block["eligible_by_scenario"] == {"cold_item": 6}
-    assert describe_candidates(block).startswith(
-        "cases: AgentRecBench task/item_cold_start/amazon (6 tasks). "
-    )
+    assert describe_cases(block) == "cases: AgentRecBench task/item_cold_start/amazon (6 tasks)"
+    assert describe_candidates(block).startswith("candidates: the target + 19 negatives drawn from")
     assert eligibility(env, "cold_item", 20).steps[1].rule == f"cases: {block['cases']}"
 
 

@@ -179,6 +179,7 @@ def load_corpus(root: Path, domain: str = "") -> Dataset:
     (nothing any scenario evaluates, or hides from the user it evaluates, is trained on)."""
     from world.loaders.agentsociety import load_agentsociety
 
+    # a folder with no task files: the corpus poses no benchmark task (its tasks are drawn by rule)
     data = load_agentsociety(environment_folder(root, "classic"), tasks_from=root / "task" / "none")
     evaluated = task_users(root, domain)
     kept = [e for e in data.interactions if e.user_id not in evaluated]
