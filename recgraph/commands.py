@@ -238,6 +238,9 @@ def recommend(args: argparse.Namespace) -> int:
 
     method = parse_methods(args.method)[0]  # bad names are refused before the heavy imports below
     check_dataset_spec(args.dataset)
+    from world.loaders.agentrecbench import scenario_spec
+
+    args.dataset = scenario_spec(args.dataset, args.scenario)  # AgentRecBench: the scenario's own view
     from agents.backends import describe_backend
     from bench.crash import MethodCrashed, is_crash
     from bench.protocol import Protocol, plan_cases_for
