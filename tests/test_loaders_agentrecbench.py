@@ -17,7 +17,7 @@ from tests.fixtures.agentrecbench_layout import DAY_MS, agentrecbench_layout
 from world.datasets import load_dataset
 from world.environment import get_environment
 from world.errors import DatasetNotFoundError, ProtocolError
-from world.loaders.agentrecbench import SCENARIO_FOLDERS, scenario_spec
+from world.loaders.agentrecbench import SCENARIO_FOLDERS, corpus_spec, scenario_spec, task_users
 from world.loaders.agentsociety_json import read_object
 from world.scenarios import SCENARIOS
 
@@ -121,3 +121,8 @@ def test_several_domains_need_a_choice_and_a_domain_mark_picks_one(release: Path
     assert picked.cases_from == "AgentRecBench task/classic/amazon (1 tasks)"
     with pytest.raises(DatasetNotFoundError, match="no task files for domain 'goodreads'"):
         load_dataset(scenario_spec(f"{release}#domain:goodreads", "classic"))
+    # one training corpus for the whole release: every domain's task users are left out of it
+    views = [scenario_spec(f"{release}#domain:{d}", s) for d in ("amazon", "yelp") for s in SCENARIOS]
+    assert {corpus_spec(view) for view in views} == {corpus_spec(str(release))}
+    yelp_users = {read_object(p)[0]["user_id"] for p in (classic / "yelp" / "tasks").iterdir()}
+    assert yelp_users and yelp_users <= task_users(release)

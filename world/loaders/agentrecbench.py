@@ -42,10 +42,10 @@ ENVIRONMENT_FOLDERS = {"evolving_long": "output_data_long", "evolving_short": "o
 """The scenarios with environment data of their own; the others use `ALL_FOLDER`."""
 ALL_FOLDER = "output_data_all"
 CORPUS = "corpus"
-"""The view a planner's training corpus is drawn from (`<root>#task:corpus[:<domain>]`): `ALL_FOLDER`'s
-data without any task and without any interaction of a user some task folder evaluates (their
-ground truth, and the older history an evolving scenario's data hides from them), so its users are
-the training users (`task_users` names the others)."""
+"""The view a planner's training corpus is drawn from (`<root>#task:corpus`, one per release, shared
+by its domains): `ALL_FOLDER`'s data without any task and without any interaction of a user some
+task folder evaluates (their ground truth, and the older history an evolving scenario's data hides
+from them), so its users are the training users (`task_users` names the others)."""
 
 
 def is_layout(root: Path) -> bool:
@@ -77,15 +77,14 @@ def scenario_spec(spec: str, scenario: str) -> str:
 @lru_cache(maxsize=64)
 def corpus_spec(spec: str) -> str | None:
     """The training-corpus view (`CORPUS`) of the release a view spec (or a layout root, optionally
-    `#domain:<name>`) names; None for other specs."""
+    `#domain:<name>`) names, the same for every scenario and domain of it; None for other specs."""
     if TASK_MARK in spec:
-        root, _, rest = spec.partition(TASK_MARK)
-        domain = rest.partition(":")[2].partition("#")[0]
+        root = spec.partition(TASK_MARK)[0]
     else:
-        root, domain = split_domain(spec)
+        root = split_domain(spec)[0]
         if "#" in root or not is_layout(Path(root).expanduser()):
             return None
-    return f"{root}{TASK_MARK}{CORPUS}" + (f":{domain}" if domain else "")
+    return f"{root}{TASK_MARK}{CORPUS}"
 
 
 def parse_view(spec: str) -> tuple[Path, str, str]:
@@ -140,7 +139,7 @@ def load_view(spec: str) -> Dataset:
 
     root, scenario, domain = parse_view(spec)
     if scenario == CORPUS:
-        return load_corpus(root, domain)
+        return load_corpus(root)
     tasks = task_folder(root, scenario, domain)
     data = load_agentsociety(environment_folder(root, scenario), tasks_from=tasks)
     label = f"task/{SCENARIO_FOLDERS[scenario]}" + (f"/{tasks.name}" if tasks.parent.name != "task" else "")
@@ -152,16 +151,28 @@ def load_view(spec: str) -> Dataset:
     )  # fmt: skip
 
 
-def task_targets(root: Path, domain: str = "") -> dict[str, set[str]]:
-    """user -> the ground-truth items some scenario's task folder evaluates them on."""
+def task_folders(root: Path) -> list[Path]:
+    """Every folder of task files in the release: each scenario's, or each of its domain folders."""
+    from world.loaders.agentsociety_tasks import find_tasks
+
+    folders = []
+    for name in SCENARIO_FOLDERS.values():
+        folder = root / "task" / name
+        if folder.is_dir():
+            inside = sorted(p for p in folder.iterdir() if p.is_dir() and find_tasks(p))
+            folders += [folder] if find_tasks(folder) else inside
+    return folders
+
+
+def task_targets(root: Path) -> dict[str, set[str]]:
+    """user -> the ground-truth items some task folder of the release (any scenario, any domain)
+    evaluates them on."""
     from world.loaders.agentsociety_json import read_object
     from world.loaders.agentsociety_tasks import find_tasks
 
     targets: dict[str, set[str]] = {}
-    for scenario in SCENARIO_FOLDERS:
-        if not (root / "task" / SCENARIO_FOLDERS[scenario]).is_dir():
-            continue
-        for task_path, truth_path in find_tasks(task_folder(root, scenario, domain)):
+    for folder in task_folders(root):
+        for task_path, truth_path in find_tasks(folder):
             user = read_object(task_path)[0].get("user_id")
             truth = read_object(truth_path)[0].get("ground truth") if truth_path.is_file() else None
             if user is not None:
@@ -169,19 +180,20 @@ def task_targets(root: Path, domain: str = "") -> dict[str, set[str]]:
     return targets
 
 
-def task_users(root: Path, domain: str = "") -> frozenset[str]:
-    """Every user some scenario's task folder evaluates (the users a training corpus leaves out)."""
-    return frozenset(task_targets(root, domain))
+def task_users(root: Path) -> frozenset[str]:
+    """Every user some task folder of the release evaluates, in any scenario and any domain (the
+    users a training corpus leaves out)."""
+    return frozenset(task_targets(root))
 
 
-def load_corpus(root: Path, domain: str = "") -> Dataset:
+def load_corpus(root: Path) -> Dataset:
     """The `CORPUS` view: `ALL_FOLDER`'s data without tasks and without any interaction of a task user
-    (nothing any scenario evaluates, or hides from the user it evaluates, is trained on)."""
+    (nothing any scenario of any domain evaluates, or hides from the user it evaluates, is trained
+    on). One corpus per release: its domains share it, as the paper's one planner serves all cells."""
     from world.loaders.agentsociety import load_agentsociety
 
     # a folder with no task files: the corpus poses no benchmark task (its tasks are drawn by rule)
     data = load_agentsociety(environment_folder(root, "classic"), tasks_from=root / "task" / "none")
-    evaluated = task_users(root, domain)
+    evaluated = task_users(root)
     kept = [e for e in data.interactions if e.user_id not in evaluated]
-    name = f"{root.name}-{CORPUS}" + (f"-{domain}" if domain else "")
-    return replace(data, name=name, source=f"{root}{TASK_MARK}{CORPUS}:{domain}", interactions=kept)
+    return replace(data, name=f"{root.name}-{CORPUS}", source=f"{root}{TASK_MARK}{CORPUS}", interactions=kept)

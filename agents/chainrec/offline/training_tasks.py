@@ -107,8 +107,8 @@ def excluded_users(dataset_spec: str) -> frozenset[str]:
 
     if f"{TASK_MARK}{CORPUS}" not in dataset_spec:
         return frozenset()
-    root, _, domain = parse_view(dataset_spec.partition("#kcore:")[0].partition("#min-user:")[0])
-    return task_users(root, domain)
+    root = parse_view(dataset_spec.partition("#kcore:")[0].partition("#min-user:")[0])[0]
+    return task_users(root)
 
 
 def task_scenarios(config: TrajectoryConfig, has_time: bool) -> tuple[str, ...]:
