@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from bench.protocol import EvalCase, Protocol
     from world.split import UserCase
 
+CASES_BY_RULE = "recgraph's scenario rules (world/scenarios.py)"
+"""metrics.json's `candidates.cases` when no task folder fixes the scenario's cases."""
 Source = Literal["pools", "impressions", "uniform", "mixed", "retrieval", "retrieval_negatives"]
 """How negatives are drawn: the dataset's pools only, the user's impression only (MIND,
 `--candidate-source impressions`), uniformly from unseen items, both, or ARAG's retrieval stage
@@ -121,11 +123,13 @@ def eligibility(
     impression pools, refused on other data)."""
     check_pool_source(env, source_name)
     cases = split_of(env, scenario)  # cold_start: the users the default split drops too
-    users = eligible_users(cases, scenario, env.popularity, len(env.item_ids))
-    steps = [
-        Step("users with a held-out target", len(env.cases)),
-        Step(scenario_rule(scenario, env.popularity, len(env.item_ids)), len(users)),
-    ]
+    if env.dataset.cases_from:  # a scenario's own task folder: its tasks are the cases
+        users = list(env.cases)
+        rule = f"cases: {env.dataset.cases_from}"
+    else:
+        users = eligible_users(cases, scenario, env.popularity, len(env.item_ids))
+        rule = scenario_rule(scenario, env.popularity, len(env.item_ids))
+    steps = [Step("users with a held-out target", len(env.cases)), Step(rule, len(users))]
     pooled = pool_users(env, source_name)
     source: Source = "uniform"
     if retrieval:
@@ -208,12 +212,14 @@ def candidates_block(env: Environment, protocol: Protocol, cases: Sequence[EvalC
         if name == scenario
         else eligible_count(env, name, candidates, mix, retrieval, named)
         for name in BENCH_SCENARIOS
-        if env.dataset.has_time or name not in WINDOW_DAYS
+        if (env.dataset.has_time or name not in WINDOW_DAYS)
+        and (name == scenario or not env.dataset.cases_from)  # a task folder serves its scenario only
     }
     how = how_candidates(chosen.source, candidates)
     if env.dataset.pool_source == IMPRESSIONS and chosen.source == "uniform":
         how += " (the dataset's impressions are not used: --candidate-source impressions draws from them)"
     block: dict[str, Any] = {
+        "cases": env.dataset.cases_from or CASES_BY_RULE,
         "source": chosen.source,
         "how": how,
         "pools": len(chosen.pooled),
@@ -240,3 +246,9 @@ def describe_candidates(block: dict[str, Any]) -> str:
     )
     evaluated = f"{block['evaluated']:,}{pooled}{recall}"
     return f"candidates: {block['how']}. Eligible users: {steps}. Evaluated: {evaluated}."
+
+
+def describe_cases(block: dict[str, Any]) -> str:
+    """Where the run's cases come from, one line (run header and report.md): an AgentRecBench task
+    folder, or recgraph's scenario rules."""
+    return f"cases: {block.get('cases', CASES_BY_RULE)}"

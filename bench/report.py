@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from agents.backends import describe_backend
 from bench import stats
 from bench.crash import failure_markdown
-from bench.eligibility import describe_candidates
+from bench.eligibility import describe_candidates, describe_cases
 from bench.fallbacks import (
     FALLBACK_NOTE,
     FallbackCheck,
@@ -263,7 +263,9 @@ def write_report_md(
     after = "".join(f"> **{line}**\n\n" for line in model_share_lines(fallbacks))
     if failed:
         warning = f"{failure_markdown(failed)}\n\n{warning}"
-    candidates_line = f"- {describe_candidates(candidates)}\n" if candidates else ""
+    candidates_line = ""
+    if candidates:
+        candidates_line = f"- {describe_cases(candidates)}\n- {describe_candidates(candidates)}\n"
     candidates_line += "".join(f"- ran with {line}\n" for line in ran_with(methods))
     text = (
         f"# recgraph bench — {dataset}\n\n"

@@ -80,7 +80,7 @@ def bench(args: argparse.Namespace) -> int:
     from bench import report, report_console
     from bench.compare import add_statistics, check_reference, per_user_rows
     from bench.crash import RunStopped, record_stop
-    from bench.eligibility import candidates_block, describe_candidates
+    from bench.eligibility import candidates_block, describe_candidates, describe_cases
     from bench.fallbacks import EXIT_TOO_MANY_FALLBACKS
     from bench.planned_calls import describe_plan, planned_calls, plans_tokens
     from bench.protocol import check_protocol, plan_cases
@@ -96,6 +96,10 @@ def bench(args: argparse.Namespace) -> int:
     from world.results_log import ResultsLog
 
     check_reference(args.reference, methods)
+    from world.loaders.agentrecbench import scenario_spec
+
+    # AgentRecBench's release layout: the scenario's own task folder and environment data
+    args.dataset = scenario_spec(args.dataset, args.scenario)
     protocol = protocol_from_args(args, args.llm, knobs)
     check_protocol(protocol)
     if args.concurrency < 1:
@@ -119,6 +123,7 @@ def bench(args: argparse.Namespace) -> int:
     )
     candidates = candidates_block(env, protocol, cases)
     # how candidates were made, who is eligible
+    print_header(console, escape(describe_cases(candidates)))
     print_header(console, escape(describe_candidates(candidates)))
     if knobs.given:  # which methods each --set reached
         print_header(console, escape(knobs.describe()))
@@ -233,6 +238,9 @@ def recommend(args: argparse.Namespace) -> int:
 
     method = parse_methods(args.method)[0]  # bad names are refused before the heavy imports below
     check_dataset_spec(args.dataset)
+    from world.loaders.agentrecbench import scenario_spec
+
+    args.dataset = scenario_spec(args.dataset, args.scenario)  # AgentRecBench: the scenario's own view
     from agents.backends import describe_backend
     from bench.crash import MethodCrashed, is_crash
     from bench.protocol import Protocol, plan_cases_for

@@ -80,6 +80,7 @@ def test_the_steps_say_why(pooled: str) -> None:
     assert block["eligible_by_scenario"] == {"classic": 3, "cold_user": 3, "cold_item": 1, "cold_start": 0}
     text = describe_candidates(block)
     assert text.startswith("candidates: the target + 4 negatives drawn from the user's pre-generated pool")
+    assert block["cases"] == "recgraph's scenario rules (world/scenarios.py)"
     assert "users with a held-out target: 10 → classic keeps every split user: 10 → has a pre" in text
     assert text.endswith("Evaluated: 2, 2 of them with the dataset's pool.")
     protocol = Protocol(pooled, candidates=3, users=10, mix_candidates=True)

@@ -92,6 +92,10 @@ class Dataset:
     """Where it was loaded from (a folder or file path)."""
     filtered: str = ""
     """What the filters applied after loading kept, in words (`world.filters`; empty: none)."""
+    cases_from: str = ""
+    """Where the evaluation cases come from, in words, when the data fixes them per scenario (an
+    AgentRecBench task folder: world/loaders/agentrecbench.py, its writer); empty: recgraph's
+    scenario rules (world/scenarios.py) choose them and what each user sees."""
 
     def user_ids(self) -> list[str]:
         """Every user with at least one interaction or a fixed split, in a stable order."""

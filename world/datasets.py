@@ -39,6 +39,10 @@ def load_path(path: Path) -> Dataset:
     """
     if path.is_file():
         return _load_file(path)
+    from world.loaders.agentrecbench import is_layout, load_view, scenario_spec
+
+    if path.is_dir() and is_layout(path):  # named without a scenario: the classic task folder's view
+        return load_view(scenario_spec(str(path), "classic"))
     folder, prefix = (path, path.name) if path.is_dir() else (path.parent, path.name)
     if not folder.is_dir():
         raise DatasetNotFoundError(f"no dataset at {str(path)!r}: not a folder or file prefix")
@@ -94,7 +98,9 @@ def _load_file(path: Path) -> Dataset:
 def check_dataset_spec(spec: str) -> None:
     """Raise `DatasetNotFoundError` when `spec` is neither a built-in nor an existing path (or a file
     stem beside one): a cheap check, so a command can refuse a bad name before any heavy work."""
-    spec = split_spec(spec)[0]
+    from world.loaders.agentrecbench import TASK_MARK, split_domain
+
+    spec = split_domain(split_spec(spec)[0].partition(TASK_MARK)[0])[0]
     if spec in BUILTIN:
         return
     path = Path(spec).expanduser()
@@ -119,6 +125,13 @@ def _load_unfiltered(spec: str) -> Dataset:
         # Named by what it is, not where this venv extracted it: caches and AMEM4Rec pools of
         # ml-100k stay valid across checkouts and virtual environments.
         return replace(load_recbole_atomic(recbole_example_folder(spec), spec), source=f"builtin:{spec}")
+    from world.loaders.agentrecbench import TASK_MARK, load_view, parse_view, split_domain
+
+    if TASK_MARK in spec:  # one scenario's view of AgentRecBench's release layout
+        root, scenario, domain = parse_view(spec)
+        return load_view(f"{root.resolve()}{TASK_MARK}{scenario}" + (f":{domain}" if domain else ""))
+    if split_domain(spec)[1]:
+        raise DatasetNotFoundError(f"{spec!r}: a #domain: mark needs a scenario (AgentRecBench's tasks)")
     # Resolved, so the cache key (world.paths.dataset_key) names the data, not how the path was spelt
     # or which folder the command ran from.
     return load_path(Path(spec).expanduser().resolve())

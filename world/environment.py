@@ -84,8 +84,11 @@ class Environment:
         return np.array(sorted({index[i] for i in item_ids if i in index}), dtype=np.int64)
 
     def history(self, user_id: str, scenario: str = "classic") -> list[str]:
-        """The user's visible history: all before the held-out test target, per scenario."""
+        """The user's visible history: all before the held-out test target, per scenario (all of it
+        in a scenario's own view, `Dataset.cases_from`: the benchmark built the scenario into it)."""
         self.require_user(user_id)
+        if self.dataset.cases_from:
+            scenario = "classic"
         case = self.cases.get(user_id)
         if case is None and scenario == "cold_start":  # split down to 2 interactions for it
             from world.evaluation_world import scenario_cases

@@ -37,6 +37,7 @@ from pathlib import Path
 from world.data import Dataset, Interaction, natural_key
 from world.environment import Environment, get_environment
 from world.errors import ProtocolError
+from world.loaders.agentrecbench import TASK_MARK
 from world.paths import cache_root
 from world.scenarios import cold_start_cases, visible_history
 from world.split import UserCase
@@ -61,8 +62,11 @@ def has_world(scenario: str) -> bool:
 
 def world_spec(dataset: str, scenario: str, users: Iterable[str]) -> str:
     """The spec of `scenario`'s world for the evaluated `users` of `dataset` (a name or path); the
-    dataset's own spec when the scenario has no world. A cold_user world's users are recorded
-    (module docstring) so any process can rebuild it."""
+    dataset's own spec when the scenario has no world, or when `dataset` is a scenario's own view of
+    AgentRecBench's release (world/loaders/agentrecbench.py: the benchmark hid what it hides). A
+    cold_user world's users are recorded (module docstring) so any process can rebuild it."""
+    if TASK_MARK in dataset:
+        return dataset
     if scenario in OWN_SPLIT:
         return f"{dataset}{WORLD_MARK}{scenario}"
     if scenario not in HIDES_HISTORY:

@@ -17,17 +17,21 @@ from agents.chainrec.offline.pipeline import Trained, checkpoint_folder, checkpo
 from agents.chainrec.offline.policy_train import TrainConfig
 from agents.chainrec.offline.training_tasks import TrajectoryConfig
 from agents.chainrec.online.library_file import library_key, library_of
+from agents.chainrec.online.policy import planner_dataset, planner_key
 from graphs.hooks import Prepared, PrepareRequest
 from state.chainrec.context import ChainRecContext
 from state.context import backend_for
 
 
 def trajectory_config(context: ChainRecContext, protocol: dict[str, Any], scenario: str) -> TrajectoryConfig:
-    """The trajectories a run's planner trains on: the run's dataset, scenario, candidates, seed and
-    backend, and the method's budget, λ, task count and chain cap."""
+    """The trajectories a run's planner trains on: the run's dataset (on AgentRecBench's release
+    layout, with `chainrec_planner_scope` = "run", the release's training corpus:
+    `policy.planner_dataset`), every scenario (`RUN_SCOPE`) or, in the per-scenario ablation, the
+    run's, its candidates, seed and backend, and the method's budget, λ, task count and chain cap."""
+    scope = context.chainrec_planner_scope
     return TrajectoryConfig(
-        dataset=context.dataset,
-        scenario=scenario,
+        dataset=planner_dataset(context.dataset, scope),
+        scenario=planner_key(scenario, scope),
         tasks=context.chainrec_train_tasks,
         candidates=int(protocol.get("candidates", 20)),
         seed=int(protocol.get("seed", 0)),

@@ -65,7 +65,10 @@ METHODS: dict[str, MethodSpec] = {
         chainrec_planner="fixed",
         chainrec_max_steps=ALL_TOOLS,
     ),
-    "chainrec_llm_planner": _chainrec("ChainRec with the zero-shot LLM planner", chainrec_planner="llm"),
+    "chainrec_llm_planner": replace(
+        _chainrec("ChainRec with the zero-shot LLM planner", chainrec_planner="llm"),
+        prepare="graphs.chainrec.llm_planner:mark_backend",  # not_run_reason under the heuristic backend
+    ),
     "chainrec_no_geo": _chainrec(
         "ChainRec without GeoContext (the paper's Table 4 ablation): the rule planner over the library "
         "minus GeoContext",

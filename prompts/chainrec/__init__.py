@@ -63,15 +63,16 @@ PLANNER = ChatPromptTemplate.from_messages(
         ("system", PLANNER_SYSTEM),
         (
             "human",
-            "Episode: user {user}, {n_candidates} candidates, scenario {scenario}. Steps used: "
+            "Episode: user {user}, {n_candidates} candidates. Steps used: "
             "{step} of {budget}.\n\nTool catalog:\n{catalog}\n\nWhat the memory holds so far:\n"
             "{memory}\n\nFeasible now: {feasible}\nNot feasible: {masked}\n\n"
             "Give 'action' (one feasible action name) and 'reason' (one sentence).",
         ),
     ]
 )
-"""The zero-shot planner: {user}, {n_candidates}, {scenario}, {step}, {budget}, {catalog},
-{memory}, {feasible}, {masked}."""
+"""The zero-shot planner: {user}, {n_candidates}, {step}, {budget}, {catalog}, {memory}, {feasible},
+{masked}. No scenario tag: the planner's state is Eq. 2's S_t = (u, I_cand, M_t), and the TRL
+exports (agents/chainrec/offline/export.py) are these very messages."""
 
 RANK_SYSTEM = (
     "You are CandidateRank, the last step of a recommender agent: you order every candidate for "
@@ -166,7 +167,6 @@ def tool_messages(name: str, description: str, data: str, memory: str, item_tool
 def planner_messages(
     user: str,
     n_candidates: int,
-    scenario: str,
     step: int,
     budget: int,
     catalog: str,
@@ -178,7 +178,6 @@ def planner_messages(
     return PLANNER.format_messages(
         user=user,
         n_candidates=n_candidates,
-        scenario=scenario,
         step=step,
         budget=budget,
         catalog=catalog,

@@ -38,6 +38,13 @@ def _trajectory_options(parser: argparse.ArgumentParser) -> None:
         "--max-steps", type=int, default=ChainRecContext.chainrec_max_steps, help="T_max: tools per chain"
     )
     parser.add_argument(
+        "--scope",
+        choices=["run", "scenario"],
+        default=ChainRecContext.chainrec_planner_scope,
+        help="run: one planner over every scenario (tasks of all five; the paper's); scenario: the "
+        "--scenario's tasks only (the per-scenario ablation)",
+    )
+    parser.add_argument(
         "--lam",
         type=float,
         default=ChainRecContext.chainrec_reward_lambda,
@@ -110,8 +117,17 @@ def _config(args: argparse.Namespace, context: ChainRecContext) -> Any:
     for name in ("users", "candidates", "chain_cap", "max_steps"):
         if getattr(args, name) < (2 if name == "candidates" else 1):
             raise RecgraphError(f"--{name.replace('_', '-')} is too small: {getattr(args, name)}")
-    ctx = replace(context, chainrec_max_steps=args.max_steps, chainrec_reward_lambda=args.lam)
-    return config_from(ctx, args.scenario, args.users, args.candidates, args.seed, args.chain_cap), ctx
+    from agents.chainrec.online.policy import planner_dataset, planner_key
+
+    ctx = replace(
+        context,
+        chainrec_max_steps=args.max_steps,
+        chainrec_reward_lambda=args.lam,
+        chainrec_planner_scope=args.scope,
+        dataset=planner_dataset(context.dataset, args.scope),
+    )
+    scenario = planner_key(args.scenario, args.scope)
+    return config_from(ctx, scenario, args.users, args.candidates, args.seed, args.chain_cap), ctx
 
 
 def _with_bar(label: str) -> Any:

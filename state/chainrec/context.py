@@ -9,6 +9,12 @@ from state.context import Context
 
 PlannerName = Literal["rule", "llm", "fixed", "learned"]
 """Values of `Context.chainrec_planner`."""
+T_MAX = 6
+"""T_max, the step budget of the feasibility mask (the paper's Sec. 3.2 "maximum step budget T_max",
+Sec. 4.1, Alg. 1 line 3): tool calls an episode may make before CandidateRank is forced. The paper
+names T_max but prints no value; 6 is ours (the spec's default). Table 3's averages (ChainRec 5.05,
+DeepSeek-R1 6.28 planning steps) count CandidateRank too, so they fit a budget of 6 tools + the
+ranking step."""
 
 
 def _weight(tool: str, default: float) -> float:
@@ -30,8 +36,8 @@ class ChainRecContext(Context):
         metadata={
             "description": "ChainRec planner: rule (state-dependent heuristic), llm (zero-shot, role "
             "planner; falls back to rule), fixed (the configured chain, then CandidateRank), learned "
-            "(a trained policy: `chainrec_checkpoint`, else the dataset's latest checkpoint for the "
-            "scenario; refuses with how to train one when there is none)."
+            "(a trained policy: `chainrec_checkpoint`, else the dataset's latest checkpoint of the "
+            "`chainrec_planner_scope`; refuses with how to train one when there is none)."
         },
     )
     chainrec_library: str = field(
@@ -44,8 +50,11 @@ class ChainRecContext(Context):
         },
     )
     chainrec_max_steps: int = field(
-        default=6,
-        metadata={"description": "ChainRec: tool budget T_max; CandidateRank is forced once it is spent."},
+        default=T_MAX,
+        metadata={
+            "description": "ChainRec: tool budget T_max (default T_MAX = 6; the paper prints no value); "
+            "CandidateRank is forced once it is spent."
+        },
     )
     chainrec_fixed_chain: str = field(
         default="",
@@ -76,6 +85,15 @@ class ChainRecContext(Context):
             "reads the scenario tag and task facts no tool gathered. Keyed into every checkpoint."
         },
     )
+    chainrec_planner_scope: Literal["run", "scenario"] = field(
+        default="run",
+        metadata={
+            "description": "ChainRec learned planner: what one checkpoint covers. run (the paper's) = one "
+            "planner over every scenario, trained on tasks of all five (on AgentRecBench's release layout: "
+            "users in no task folder); scenario = the ablation with one checkpoint per scenario, trained "
+            "on that scenario's tasks only."
+        },
+    )
     chainrec_policy_stage: Literal["dpo", "sft"] = field(
         default="dpo",
         metadata={
@@ -86,8 +104,8 @@ class ChainRecContext(Context):
         default="",
         metadata={
             "description": "ChainRec learned planner: checkpoint folder (empty: the newest for the dataset, "
-            "scenario and planner state under the dataset's cache; none: the planner refuses in one line "
-            "saying how to train one)."
+            "planner scope (every scenario, or the scenario in the per-scenario ablation) and planner state "
+            "under the dataset's cache; none: the planner refuses in one line saying how to train one)."
         },
     )
     chainrec_dpo_beta: float = field(
@@ -96,7 +114,8 @@ class ChainRecContext(Context):
     chainrec_train_tasks: int = field(
         default=300,
         metadata={
-            "description": "ChainRec planner training: training tasks (users' validation interactions)."
+            "description": "ChainRec planner training: training tasks (users' last training interactions, "
+            "split evenly over the scenarios of a planner over every scenario)."
         },
     )
     chainrec_chain_cap: int = field(

@@ -108,16 +108,18 @@ def test_without_a_checkpoint_the_learned_planner_refuses_in_one_line(tmp_path: 
 
 
 def test_a_scenario_never_borrows_another_scenario_s_checkpoint(checkpoint: Path, books: str) -> None:
-    """The dataset's latest classic checkpoint plans classic episodes only: a cold_user episode
-    refuses, saying how to train its own (a method means one thing whatever the cache holds)."""
+    """In the per-scenario ablation (`chainrec_planner_scope` = "scenario") the dataset's latest
+    classic checkpoint plans classic episodes only: a cold_user episode refuses, saying how to train
+    its own (a method means one thing whatever the cache holds)."""
     root = checkpoint_root(books)
     shutil.copytree(checkpoint, root / checkpoint.name)
     mark_latest(root, "classic", root / checkpoint.name)
-    planner = LearnedPlanner(ChainRecContext(dataset=books, chainrec_planner="learned"))
+    context = ChainRecContext(dataset=books, chainrec_planner="learned", chainrec_planner_scope="scenario")
+    planner = LearnedPlanner(context)
     assert planner.checkpoint("classic").folder == root / checkpoint.name
     with pytest.raises(MissingCheckpoint) as refused:
         planner.checkpoint("cold_user")
-    train = f"recgraph chainrec train --dataset {books} --scenario cold_user"
+    train = f"recgraph chainrec train --dataset {books} --scope scenario --scenario cold_user"
     assert str(refused.value) == (
         f"no learned planner checkpoint for {books} (cold_user): train one with `{train}` "
         "(`recgraph bench --methods chainrec_learned` trains it too), or set chainrec_checkpoint"
@@ -215,7 +217,7 @@ def test_cli_trajectories_train_export(
     assert main(["chainrec", "train", *common, "--sft-only", "--out", str(tmp_path / "root")]) == 0
     out = capsys.readouterr().out
     assert "checkpoint (trained)" in out and "oracle" in out
-    folder = next((tmp_path / "root").glob("classic-*"))
+    folder = next((tmp_path / "root").glob("all-*"))  # one planner over every scenario (--scope run)
     assert (folder / "sft.npz").is_file() and not (folder / "dpo.npz").exists()
     assert main(["chainrec", "export", *common, "--format", "dpo", "--out", str(tmp_path / "x")]) == 0
     assert "DPO pairs (prompt/chosen/rejected) from 3 tasks" in capsys.readouterr().out

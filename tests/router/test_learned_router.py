@@ -97,12 +97,13 @@ def test_without_a_checkpoint_the_learned_router_refuses_in_one_line() -> None:
     context = RouterContext(dataset="ml-100k", chainrec_planner="learned")
     root = catalog_root("ml-100k", ROUTER_TOOLS)
     assert root.name.startswith("catalog_planner-13-") and root.name != "chainrec_planner"
-    if (root / "latest.json").is_file() and "cold_item" in (root / "latest.json").read_text():
-        pytest.skip("this cache holds a cold_item router checkpoint")
+    if (root / "latest.json").is_file() and '"all"' in (root / "latest.json").read_text():
+        pytest.skip("this cache holds a router checkpoint over every scenario")
     expected = (
-        "no learned planner checkpoint for ml-100k (cold_item): train one with `recgraph chainrec train "
-        "--library router --dataset ml-100k --scenario cold_item` (over the router's 13-action catalog; "
-        "`recgraph bench --methods router_learned` trains one too), or set chainrec_checkpoint"
+        "no learned planner checkpoint for ml-100k (all): train one with `recgraph chainrec train "
+        "--library router --dataset ml-100k --scope run --scenario cold_item` (over the router's "
+        "13-action catalog; `recgraph bench --methods router_learned` trains one too), or set "
+        "chainrec_checkpoint"
     )
     with pytest.raises(MissingCheckpoint) as refused:
         CatalogLearnedPlanner(context, ROUTER_TOOLS).checkpoint("cold_item")

@@ -56,7 +56,7 @@ def test_cli_trains_the_router_checkpoint_router_learned_reads(
     out = capsys.readouterr().out
     assert "checkpoint (trained)" in out and "cost lambda 1e-06" in out and "Δavg_hr vs best fixed" in out
     assert "fusion (auto): " in out
-    folder = next(tmp_path.glob("classic-*"))
+    folder = next(tmp_path.glob("all-*"))  # one planner over every scenario (--scope run)
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     assert config["actions"][-5:] == [
         "MemoryNeighbourhood",
@@ -66,13 +66,13 @@ def test_cli_trains_the_router_checkpoint_router_learned_reads(
         "CandidateRank",
     ]
     assert config["trajectories"]["cost_lam"] == 1e-06
-    assert json.loads((tmp_path / "latest.json").read_text())["classic"] == folder.name
+    assert json.loads((tmp_path / "latest.json").read_text())["all"] == folder.name
     assert main(["chainrec", "train", *common, "--cost-lam", "0", "--out", str(tmp_path)]) == 0
     assert "cost lambda 0.0" in capsys.readouterr().out
     assert len(list(tmp_path.glob("trajectories-*"))) == 1  # one trajectory set for both weights
     assert main(["chainrec", "train", *common, "--fusion", "learned", "--out", str(tmp_path)]) == 0
     assert "fusion (learned): learned weights" in capsys.readouterr().out
-    learned = json.loads((tmp_path / "latest.json").read_text())["classic"]
+    learned = json.loads((tmp_path / "latest.json").read_text())["all"]
     saved = json.loads((tmp_path / learned / "config.json").read_text(encoding="utf-8"))
     assert learned != folder.name and saved["training"]["fusion"] == "learned"
     assert saved["fusion"]["used"] == "learned" and set(saved["fusion"]["weights"]) <= set(config["actions"])

@@ -131,10 +131,12 @@ def load_users(path: Path, known: set[str] | None = None) -> dict[str, dict[str,
     return users
 
 
-def load_agentsociety(folder: Path, name: str | None = None) -> Dataset:
-    """Load an AgentSociety / AgentRecBench folder (see the module docstring) into a `Dataset`."""
+def load_agentsociety(folder: Path, name: str | None = None, tasks_from: Path | None = None) -> Dataset:
+    """Load an AgentSociety / AgentRecBench folder (see the module docstring) into a `Dataset`; the
+    tasks come from `tasks_from` when given (an AgentRecBench scenario's task folder,
+    world/loaders/agentrecbench.py), else from `folder`."""
     items = load_items(folder / "item.json")
-    pairs = find_tasks(folder)
+    pairs = find_tasks(tasks_from if tasks_from is not None else folder)
     tasks = read_tasks(pairs, items) if pairs else []
     evaluated = {task.user for task in tasks}
     interactions, has_time = load_reviews(folder / "review.json", items, evaluated)

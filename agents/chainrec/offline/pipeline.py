@@ -3,8 +3,9 @@ keyed by everything that fixes it, so a repeated call reuses what exists.
 
 Layout under a root folder (default: the dataset's cache, policy.checkpoint_root):
     trajectories-<key>/trajectories.jsonl    the training tasks' scored chains
-    <scenario>-<key>/                        the checkpoint (policy.py describes it)
-    latest.json                              scenario -> newest checkpoint folder
+    <scope>-<key>/                           the checkpoint (policy.py describes it; the scope is
+                                             "all" for one planner over every scenario, else the scenario)
+    latest.json                              scope -> newest checkpoint folder
 """
 
 from __future__ import annotations
@@ -27,16 +28,18 @@ from agents.chainrec.offline.training_tasks import TrajectoryConfig
 from agents.chainrec.offline.trajectories import TrajectoryRun, existing_run, generate, read_rows
 from agents.chainrec.online.learned_catalog import catalog_root
 from agents.chainrec.online.planning import Planner
-from agents.chainrec.online.policy import FORMAT_VERSION, ActionSpace, checkpoint_root, mark_latest
+from agents.chainrec.online.policy import FORMAT_VERSION, RUN_SCOPE, ActionSpace, checkpoint_root, mark_latest
 from world.environment import get_environment
 
 Progress = Callable[[str, int, int], None]
 TRAJECTORY_VERSION = 1
 """Bumped when the trajectory row layout changes (the checkpoint format has its own version)."""
 MIN_TRAIN_TASKS = 50
-"""A scenario with fewer training tasks than this (cold_item keeps a dozen users of ml-100k) also
-trains on the classic scenario's tasks: one planner over both, told apart by the state's scenario
-flag, as the paper trains one planner across scenarios. Keyed into every checkpoint."""
+"""In the per-scenario ablation (`chainrec_planner_scope="scenario"`), a scenario with fewer training
+tasks than this (cold_item keeps a dozen users of ml-100k) also trains on the classic scenario's
+tasks. Only the ablation's "scenario" state tells them apart (its scenario flag); the memory state
+(Eq. 2) sees the same M_t whichever scenario a task came from. A planner over every scenario
+(`RUN_SCOPE`) is never supplemented. Keyed into every checkpoint."""
 SUPPLEMENT = "classic"
 """The scenario whose tasks supplement a small one."""
 FUSION_PHASE = "fusion fit"
@@ -50,7 +53,7 @@ def supplemented(
 ) -> list[dict[str, Any]]:
     """`rows` plus, when they are fewer than `MIN_TRAIN_TASKS` and not classic's, the classic
     scenario's rows (`classic` makes or finds them) with their user ids prefixed "classic:"."""
-    if classic is None or scenario == SUPPLEMENT or len(rows) >= MIN_TRAIN_TASKS:
+    if classic is None or scenario in (SUPPLEMENT, RUN_SCOPE) or len(rows) >= MIN_TRAIN_TASKS:
         return rows
     extra = read_rows(classic().path)
     return rows + [{**row, "user_id": f"{SUPPLEMENT}:{row['user_id']}"} for row in extra]

@@ -1,10 +1,16 @@
 """ChainRec offline stage 1, its inputs: what fixes a trajectory file (`TrajectoryConfig`) and the
 training tasks it covers.
 
-A *training task* is one user's validation interaction with its own candidates (target + N−1
-negatives the user never interacted with, seeded by (seed, user)), posed in the training world of
-training_env.py, where the test interaction does not exist. Tasks are a seeded sample of the users
-eligible for the scenario there.
+A *training task* is one user's last training interaction with candidates made like the
+benchmark's (the paper's Sec. 5.1: the positive and N−1 negatives "sampled from the user's unobserved
+(non-interacted) items within the same domain": uniform over the items the user never touched, of the
+positive's `source` domain when the catalog names domains; seeded by (seed, user)), posed in the
+training world of training_env.py, where neither the test nor the validation interaction exists.
+Tasks are a seeded sample of the users eligible for the scenario there; for one planner over every
+scenario (`RUN_SCOPE`, the paper's single planner over all cells) an equal share of distinct users
+per scenario the data supports, each task posed under its own scenario. On AgentRecBench's release
+layout the dataset is the release's training corpus and no user of any task folder is drawn
+(`excluded_users`): the paper builds its training corpus apart from the test tasks.
 """
 
 from __future__ import annotations
@@ -15,12 +21,13 @@ from typing import Any
 import numpy as np
 
 from agents.chainrec.online.library_file import library_key, library_of
+from agents.chainrec.online.policy import RUN_SCOPE
 from state.chainrec.context import ChainRecContext
 from state.context import backend_for
 from world.data import natural_key
 from world.environment import Environment
 from world.errors import ProtocolError
-from world.scenarios import check_scenario, eligible_users
+from world.scenarios import SCENARIOS, WINDOW_DAYS, check_scenario, eligible_users
 from world.seeding import user_rng
 
 
@@ -31,7 +38,8 @@ class TrajectoryConfig:
     dataset: str
     """Dataset name or path."""
     scenario: str = "classic"
-    """Which interactions the tools may see (world.scenarios), relative to the validation target."""
+    """Which interactions the tools may see (world.scenarios), relative to the validation target;
+    `RUN_SCOPE` ("all"): tasks of every scenario the data supports, each under its own."""
     tasks: int = 300
     """Training tasks (users, a seeded sample; all eligible ones if fewer)."""
     candidates: int = 20
@@ -70,6 +78,8 @@ class Task:
     """The validation item (the training world's held-out target)."""
     candidates: tuple[str, ...]
     """Shuffled target + negatives."""
+    scenario: str = "classic"
+    """The scenario the task is posed under (what its tools may see)."""
 
 
 def config_from(
@@ -90,32 +100,78 @@ def config_from(
     )
 
 
+def excluded_users(dataset_spec: str) -> frozenset[str]:
+    """Users no training task may be drawn from: on AgentRecBench's training corpus every user a task
+    folder evaluates (world/loaders/agentrecbench.py); elsewhere none."""
+    from world.loaders.agentrecbench import CORPUS, TASK_MARK, parse_view, task_users
+
+    if f"{TASK_MARK}{CORPUS}" not in dataset_spec:
+        return frozenset()
+    root = parse_view(dataset_spec.partition("#kcore:")[0].partition("#min-user:")[0])[0]
+    return task_users(root)
+
+
+def task_scenarios(config: TrajectoryConfig, has_time: bool) -> tuple[str, ...]:
+    """The scenarios `config`'s tasks are posed under: every one the data supports for `RUN_SCOPE`
+    (the day windows need timestamps), else its own (checked)."""
+    if config.scenario == RUN_SCOPE:
+        return tuple(s for s in SCENARIOS if has_time or s not in WINDOW_DAYS)
+    check_scenario(config.scenario, has_time)
+    return (config.scenario,)
+
+
 def training_tasks(train: Environment, full: Environment, config: TrajectoryConfig) -> list[Task]:
-    """A seeded sample of training tasks: users eligible for the scenario in the training world,
-    their last training item as target (`training_env`: no validation interaction is trained
-    on), negatives among items they never touched (test item included
-    in what they touched, so it is never a negative)."""
-    check_scenario(config.scenario, train.dataset.has_time)
-    eligible = sorted(
-        eligible_users(train.cases, config.scenario, train.popularity, len(train.item_ids)), key=natural_key
-    )
-    if not eligible:
+    """A seeded sample of training tasks: users eligible for each scenario in the training world
+    (outside `excluded_users`, one task per user), their last training item as target
+    (`training_env`: no validation interaction is trained on), negatives like the benchmark's
+    (`negatives`)."""
+    scenarios = task_scenarios(config, train.dataset.has_time)
+    taken = set(excluded_users(config.dataset))
+    tasks: list[Task] = []
+    for index, scenario in enumerate(scenarios):  # `tasks` split as evenly as it goes, in order
+        share = config.tasks // len(scenarios) + (index < config.tasks % len(scenarios))
+        eligible = [
+            u
+            for u in eligible_users(train.cases, scenario, train.popularity, len(train.item_ids))
+            if u not in taken
+        ]
+        order = np.random.default_rng(config.seed).permutation(len(eligible))
+        chosen = sorted((eligible[i] for i in order[:share]), key=natural_key)
+        taken.update(chosen)
+        tasks += [t for u in chosen if (t := _task(train, full, config, u, scenario)) is not None]
+    if not tasks:
         raise ProtocolError(f"no training task of {config.dataset!r} qualifies for {config.scenario!r}")
-    order = np.random.default_rng(config.seed).permutation(len(eligible))
-    users = sorted((eligible[i] for i in order[: config.tasks]), key=natural_key)
-    tasks = []
-    for user in users:
-        target = train.cases[user].target.item_id
-        touched = full.interacted(user)
-        rng = user_rng(config.seed, user, "chainrec_training_task")
-        negatives: dict[str, None] = {}
-        unseen = len(full.item_ids) - len(touched | {target})
-        if unseen < config.candidates - 1:
-            continue
-        while len(negatives) < config.candidates - 1:
-            item = full.item_ids[int(rng.integers(len(full.item_ids)))]
-            if item not in touched and item != target:
-                negatives[item] = None
-        items = [target, *negatives]
-        tasks.append(Task(user, target, tuple(items[i] for i in rng.permutation(len(items)))))
-    return tasks
+    return sorted(tasks, key=lambda task: natural_key(task.user_id))
+
+
+def _task(
+    train: Environment, full: Environment, config: TrajectoryConfig, user: str, scenario: str
+) -> Task | None:
+    """`user`'s task (None when too few items are left to draw the negatives from)."""
+    target = train.cases[user].target.item_id
+    pool, members = negatives_pool(full, target)
+    touched = full.interacted(user)  # the test item included, so it is never a negative
+    if len(pool) - len((touched | {target}) & members) < config.candidates - 1:
+        return None
+    rng = user_rng(config.seed, user, "chainrec_training_task")
+    negatives: dict[str, None] = {}
+    while len(negatives) < config.candidates - 1:
+        item = pool[int(rng.integers(len(pool)))]
+        if item not in touched and item != target:
+            negatives[item] = None
+    items = [target, *negatives]
+    return Task(user, target, tuple(items[i] for i in rng.permutation(len(items))), scenario)
+
+
+def negatives_pool(full: Environment, target: str) -> tuple[list[str], frozenset[str]]:
+    """The items negatives are drawn from (as a list and a set): the catalog's items of the target's
+    `source` domain when the catalog names domains (AgentRecBench's environment mixes Amazon,
+    Goodreads and Yelp), else the whole catalog (computed once per domain)."""
+    items = full.dataset.items
+    domain = items[target].attributes.get("source", "") if target in items else ""
+
+    def build() -> tuple[list[str], frozenset[str]]:
+        pool = [i for i in full.item_ids if not domain or items[i].attributes.get("source") == domain]
+        return pool, frozenset(pool)
+
+    return full.resource(f"chainrec_negatives_pool:{domain}", build)

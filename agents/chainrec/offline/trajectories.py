@@ -156,7 +156,7 @@ def run_task(
 ) -> dict[str, Any]:
     """One task's row: the task, its facts, every tool output, the rankings and the scored chains
     (`library`: the tools run; another library's rows also carry `cost_lam` and `masked_tools`)."""
-    scope = EpisodeScope(train, task.user_id, config.scenario)
+    scope = EpisodeScope(train, task.user_id, task.scenario)
     domain = dict(corpus_of(train).domain)
     tools = library.tools(domain)
     chains, complete = chains_for(task, tools, config)
@@ -178,7 +178,7 @@ def run_task(
             "user_id": task.user_id,
             "target": task.target,
             "candidates": list(task.candidates),
-            "scenario": config.scenario,
+            "scenario": task.scenario,
         },
         "facts": task_facts(scope, task.candidates),
         "tools": tools,

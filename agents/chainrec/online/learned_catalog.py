@@ -24,6 +24,8 @@ from agents.chainrec.online.policy import (
     find_checkpoint,
     latest_key,
     load_checkpoint,
+    planner_dataset,
+    planner_key,
     read_latest,
     usable,
 )
@@ -73,14 +75,20 @@ class CatalogLearnedPlanner(LearnedPlanner):
             if folder is None:
                 raise MissingCheckpoint.of(self.ctx, scenario)
         else:
-            folder = find_catalog_checkpoint(self.ctx.dataset, scenario, self.catalog, state)
+            scope = self.ctx.chainrec_planner_scope
+            found_in = planner_dataset(self.ctx.dataset, scope)
+            folder = find_catalog_checkpoint(found_in, planner_key(scenario, scope), self.catalog, state)
         if folder is None:
-            dataset = self.ctx.dataset
-            train = f"recgraph chainrec train --library router --dataset {dataset} --scenario {scenario}"
+            dataset, scope = self.ctx.dataset, self.ctx.chainrec_planner_scope
+            key = planner_key(scenario, scope)
+            train = (
+                f"recgraph chainrec train --library router --dataset {dataset} --scope {scope} "
+                f"--scenario {scenario}"
+            )
             if state != "memory":
                 train += f" --state {state}"
             raise MissingCheckpoint(
-                f"no learned planner checkpoint for {dataset} ({scenario}): train one with `{train}` "
+                f"no learned planner checkpoint for {dataset} ({key}): train one with `{train}` "
                 f"(over the router's {len(self.catalog)}-action catalog; `recgraph bench --methods "
                 "router_learned` trains one too), or set chainrec_checkpoint"
             )

@@ -4,9 +4,11 @@ It scores the feasible actions with the checkpoint's policy (policy.py) over the
 features.py and picks the most likely one. The state is the one the checkpoint was trained on and the
 run asks for (`chainrec_planner_state`): "memory", S_t = (u, I_cand, M_t) of Eq. 2 (what the tools
 wrote, the candidate count), or the scenario-aware ablation (task facts and the scenario tag); a
-checkpoint of the other state is refused in one line, never reused. Without a checkpoint for the
-dataset and scenario (e.g. a fresh Studio server: nothing trains at serving time) it refuses in one
-line that says how to train one: a method means one thing, whatever the cache holds.
+checkpoint of the other state is refused in one line, never reused. The checkpoint is the one planner
+of the run's scenarios (`chainrec_planner_scope` = "run", the paper's: Eq. 2's state has no scenario,
+so one policy serves all five) or, in the per-scenario ablation, the scenario's own
+(`policy.planner_key`). Without one (e.g. a fresh Studio server: nothing trains at serving time) it
+refuses in one line that says how to train one: a method means one thing, whatever the cache holds.
 
 Blocking work — finding and reading the checkpoint, embedding new memory lines with MiniLM — happens
 once per process / per line; `needs_blocking` tells the graph when the next decision would do any
@@ -39,6 +41,8 @@ from agents.chainrec.online.policy import (
     is_resolved,
     load_checkpoint,
     masked_log_probs,
+    planner_dataset,
+    planner_key,
 )
 from state.chainrec.context import ChainRecContext
 from state.chainrec.schemas import PlannerChoice
@@ -66,10 +70,11 @@ def needs_blocking(ctx: ChainRecContext, scenario: str, memory: Sequence[Mapping
     """True when the learned planner's next decision would read the disk or run MiniLM."""
     if ctx.chainrec_planner != "learned":
         return False
-    state = ctx.chainrec_planner_state
-    if not is_resolved(ctx.dataset, scenario, ctx.chainrec_checkpoint, state):
+    state, scope = ctx.chainrec_planner_state, ctx.chainrec_planner_scope
+    dataset, key = planner_dataset(ctx.dataset, scope), planner_key(scenario, scope)
+    if not is_resolved(dataset, key, ctx.chainrec_checkpoint, state):
         return True
-    folder = find_checkpoint(ctx.dataset, scenario, ctx.chainrec_checkpoint, state)
+    folder = find_checkpoint(dataset, key, ctx.chainrec_checkpoint, state)
     if folder is None:  # none of ChainRec's: another catalog's planner (learned_catalog.py) found its own
         return bool(missing_lines(memory))  # on the first, blocking decision; new lines still embed
     return not is_loaded(folder, ctx.chainrec_policy_stage) or bool(missing_lines(memory))
@@ -85,11 +90,13 @@ class MissingCheckpoint(RecgraphError):
             return cls(
                 f"chainrec_checkpoint {ctx.chainrec_checkpoint!r} holds no trained planner (config.json)"
             )
-        train = f"recgraph chainrec train --dataset {ctx.dataset} --scenario {scenario}"
+        scope = ctx.chainrec_planner_scope
+        key = planner_key(scenario, scope)
+        train = f"recgraph chainrec train --dataset {ctx.dataset} --scope {scope} --scenario {scenario}"
         if ctx.chainrec_planner_state != "memory":
             train += f" --state {ctx.chainrec_planner_state}"
         return cls(
-            f"no learned planner checkpoint for {ctx.dataset} ({scenario}): train one with `{train}` "
+            f"no learned planner checkpoint for {ctx.dataset} ({key}): train one with `{train}` "
             "(`recgraph bench --methods chainrec_learned` trains it too), or set chainrec_checkpoint"
         )
 
@@ -120,8 +127,9 @@ class LearnedPlanner:
 
     def checkpoint(self, scenario: str) -> Checkpoint:
         """The checkpoint this decision uses; `MissingCheckpoint` when there is none."""
-        state = check_state(self.ctx.chainrec_planner_state)
-        folder = find_checkpoint(self.ctx.dataset, scenario, self.ctx.chainrec_checkpoint, state)
+        state, scope = check_state(self.ctx.chainrec_planner_state), self.ctx.chainrec_planner_scope
+        dataset, key = planner_dataset(self.ctx.dataset, scope), planner_key(scenario, scope)
+        folder = find_checkpoint(dataset, key, self.ctx.chainrec_checkpoint, state)
         if folder is None:
             raise MissingCheckpoint.of(self.ctx, scenario)
         return checked_state(load_checkpoint(folder, self.ctx.chainrec_policy_stage), state)

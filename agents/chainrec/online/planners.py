@@ -166,7 +166,6 @@ class LlmPlanner:
         messages = prompts.planner_messages(
             view.user_id,
             len(view.candidates),
-            view.scenario,
             view.step,
             view.max_steps,
             catalog,

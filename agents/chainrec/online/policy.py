@@ -6,8 +6,11 @@ A checkpoint is a folder (written by policy_train.py):
     sft.npz       weights after SFT (Eq. 10)
     dpo.npz       weights after DPO (Eq. 11), absent for an SFT-only training
     curves.json / curves.png / evaluation.json
-Bench and CLI checkpoints live under `<dataset cache>/chainrec_planner/<scenario>-<key>/`;
-`latest.json` beside them names the newest one per scenario and planner state (`latest_key`), which
+Bench and CLI checkpoints live under `<dataset cache>/chainrec_planner/<scope>-<key>/`, where the
+scope is `RUN_SCOPE` ("all": one planner over every scenario, `chainrec_planner_scope` = "run", the
+paper's) or the scenario (the per-scenario ablation); on AgentRecBench's release layout the dataset is
+the release's training corpus (`planner_dataset`), so every scenario's run finds the same one.
+`latest.json` beside them names the newest one per scope and planner state (`latest_key`), which
 the learned planner uses when
 `chainrec_checkpoint` is empty (Studio, `graph.invoke()`); `recgraph bench` always names the
 checkpoint its protocol trained, so a run never depends on what else the cache holds.
@@ -61,6 +64,24 @@ FORMAT_VERSION = 3
 3: config.json's `state` (features.STATES) fixes what the vector reads; "memory" is Eq. 2's."""
 ROOT = "chainrec_planner"
 LATEST = "latest.json"
+RUN_SCOPE = "all"
+"""The key of a planner trained over every scenario (`chainrec_planner_scope` = "run")."""
+
+
+def planner_key(scenario: str, scope: str) -> str:
+    """What a checkpoint is keyed by: `RUN_SCOPE` for one planner over the run's scenarios, else the
+    scenario (the per-scenario ablation)."""
+    return RUN_SCOPE if scope == "run" else scenario
+
+
+def planner_dataset(dataset_spec: str, scope: str) -> str:
+    """The dataset a planner of `scope` trains on and is looked up under: for one planner over every
+    scenario of AgentRecBench's release layout, the release's training corpus (its users in no task
+    folder, world/loaders/agentrecbench.py); else `dataset_spec` itself."""
+    from world.loaders.agentrecbench import corpus_spec
+
+    corpus = corpus_spec(dataset_spec) if scope == "run" else None
+    return corpus or dataset_spec
 
 
 @dataclass(frozen=True)
