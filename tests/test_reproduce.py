@@ -308,3 +308,33 @@ def test_each_dataset_runs_only_what_its_columns_need_with_the_papers_users_and_
     paths = {"CDs": "a", "MIND": "b"}
     fake = type(amem)(amem.name, amem.title, {**amem.protocol, "knobs": {"k": "{datasets}"}}, amem.tables)
     assert knob_assignments(fake, [], paths) == ["k=a,b"]
+
+
+def test_a_row_that_cannot_run_as_published_is_empty_with_its_reason_and_cases_are_named() -> None:
+    """chainrec_llm_planner under the heuristic backend ran (as the rule planner) but carries
+    `not_run_reason`: its cells stay empty with that reason, never the rule planner's numbers. Each
+    dataset block names where its scenarios' cases came from."""
+    from bench.reproduce.table import table_cells, table_markdown
+
+    paper = load_paper("chainrec")
+    table = next(t for t in paper.tables if t.id == "Table 2")
+    reason = "no LLM on the heuristic backend: its decisions would be the rule planner's"
+    methods = {
+        "chainrec_learned": {"avg_hr": 0.25, "avg_hr_ci": [0.2, 0.3]},
+        "chainrec_llm_planner": {"avg_hr": 0.3, "avg_hr_ci": [0.2, 0.4], "not_run_reason": reason},
+    }
+    runs = {
+        "Yelp/classic": {
+            "methods": methods,
+            "candidates": {"cases": "AgentRecBench task/classic (100 tasks)"},
+        }
+    }
+    rows = {r["row"]: r for r in table_cells(paper, table, runs)}
+    yelp = next(i for i, c in enumerate(table.columns) if (c.dataset, c.scenario) == ("Yelp", "classic"))
+    assert rows["ChainRec"]["cells"][yelp]["ours"] == 25.0
+    planner = rows["Deepseek-R1"]
+    assert planner["status"] == reason and planner["cells"][yelp]["ours"] is None
+    assert planner["cells"][yelp]["status"] == reason
+    text = table_markdown(paper, table, list(rows.values()), {}, "heuristic", runs)
+    assert "Cases: classic: AgentRecBench task/classic (100 tasks)" in text
+    assert "| Deepseek-R1 | chainrec_llm_planner |" in text and "| 30.0" not in text

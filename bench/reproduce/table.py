@@ -33,14 +33,17 @@ def ours_label(llm: str) -> str:
 
 
 def row_status(method: str | None, missing: str, runs: Runs) -> str:
-    """ "" when our numbers exist for some column, else why not."""
+    """ "" when our numbers exist for some column, else why not (a method that ran but cannot run
+    as published on the backend, e.g. an LLM planner without an LLM, says so: `not_run_reason`)."""
     if method is None:
         return missing
     if method not in METHODS:
         return f"not in recgraph ({method} is not registered)"
-    if not any(method in (run.get("methods") or {}) for run in runs.values()):
+    entries = [run["methods"][method] for run in runs.values() if method in (run.get("methods") or {})]
+    if not entries:
         return NOT_RUN
-    return ""
+    reasons = [entry.get("not_run_reason") for entry in entries]
+    return reasons[0] if all(reasons) else ""
 
 
 def table_cells(paper: Paper, table: Table, runs: Runs) -> list[dict[str, Any]]:
@@ -48,14 +51,18 @@ def table_cells(paper: Paper, table: Table, runs: Runs) -> list[dict[str, Any]]:
     our 95% interval (scaled like the paper's numbers), from that column's dataset's run alone."""
     rows = []
     for row in table.rows:
-        status = row_status(row.method, row.missing, runs)
+        row_reason = row_status(row.method, row.missing, runs)
         cells = []
         sample = table_sample(paper, table.id)
         for column, value in zip(table.columns, row.values, strict=True):
+            status = row_reason
             name = paper.column_dataset(column.dataset).name
             run = runs.get(ScenarioRun(name, column.scenario, (), sample).folder)
             entry = ((run or {}).get("methods") or {}).get(row.method or "", {})
             ours, interval = entry.get(column.ours), entry.get(f"{column.ours}_ci")
+            if reason := entry.get("not_run_reason"):  # it ran, but not as published: no number
+                ours, interval = None, None
+                status = reason
             cells.append({
                 "dataset": column.dataset, "scenario": column.scenario, "metric": column.metric,
                 "published": value,
@@ -64,7 +71,7 @@ def table_cells(paper: Paper, table: Table, runs: Runs) -> list[dict[str, Any]]:
                 "status": status or ("" if ours is not None else NOT_RUN),
             })  # fmt: skip
         rows.append(
-            {"row": row.row, "method": row.method, "status": status, "note": row.note, "cells": cells}
+            {"row": row.row, "method": row.method, "status": row_reason, "note": row.note, "cells": cells}
         )
     return rows
 
@@ -88,8 +95,25 @@ def source_line(paper: Paper, column: str, sources: Sources) -> str:
     return f"{paper_side} · ours: `{source['dataset']}` from `{source['path']}`"
 
 
+def cases_line(paper: Paper, table: Table, column: str, runs: Runs) -> str:
+    """Where each scenario's cases of a paper dataset's block came from (a benchmark's task folder or
+    recgraph's scenario rules), as its runs recorded it; "" before any run."""
+    name, sample = paper.column_dataset(column).name, table_sample(paper, table.id)
+    found = []
+    for scenario in dict.fromkeys(c.scenario for c in table.columns if c.dataset == column):
+        run = runs.get(ScenarioRun(name, scenario, (), sample).folder) or {}
+        if cases := (run.get("candidates") or {}).get("cases"):
+            found.append(f"{scenario}: {cases}")
+    return f"Cases: {'; '.join(found)}\n" if found else ""
+
+
 def table_markdown(
-    paper: Paper, table: Table, rows: list[dict[str, Any]], sources: Sources, llm: str = ""
+    paper: Paper,
+    table: Table,
+    rows: list[dict[str, Any]],
+    sources: Sources,
+    llm: str = "",
+    runs: Runs | None = None,
 ) -> str:
     """The table as Markdown, one block per paper dataset: each metric's published value and ours,
     headed by what ours measures under backend `llm` (`ours_label`) and by the data that filled it."""
@@ -102,6 +126,8 @@ def table_markdown(
     for name in table.datasets:
         index = [i for i, c in enumerate(table.columns) if c.dataset == name]
         parts.append(source_line(paper, name, sources) + "\n")
+        if cases := cases_line(paper, table, name, runs or {}):
+            parts.append(cases)
         heads = [f"{table.columns[i].metric} {table.columns[i].scenario}" for i in index]
         lines = [
             "| paper row | recgraph method | "
@@ -139,7 +165,7 @@ def paper_report(
         document["tables"].append(
             {"id": table.id, "caption": table.caption, "lines": table.lines, "rows": rows}
         )
-        parts.append(table_markdown(paper, table, rows, sources, llm))
+        parts.append(table_markdown(paper, table, rows, sources, llm, runs))
     if paper.omitted:
         parts.append(f"Not transcribed: {paper.omitted}.\n")
     return "\n".join(parts), document
