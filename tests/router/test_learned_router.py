@@ -96,12 +96,12 @@ def test_without_a_checkpoint_the_learned_router_refuses_in_one_line() -> None:
     to train one; ChainRec's checkpoints (another catalog, another folder) are never borrowed."""
     context = RouterContext(dataset="ml-100k", chainrec_planner="learned")
     root = catalog_root("ml-100k", ROUTER_TOOLS)
-    assert root.name.startswith("catalog_planner-13-") and root.name != "chainrec_planner"
+    assert root.name.startswith("catalog_planner-15-") and root.name != "chainrec_planner"
     if (root / "latest.json").is_file() and "cold_item" in (root / "latest.json").read_text():
         pytest.skip("this cache holds a cold_item router checkpoint")
     expected = (
         "no learned planner checkpoint for ml-100k (cold_item): train one with `recgraph chainrec train "
-        "--library router --dataset ml-100k --scenario cold_item` (over the router's 13-action catalog; "
+        "--library router --dataset ml-100k --scenario cold_item` (over the router's 15-action catalog; "
         "`recgraph bench --methods router_learned` trains one too), or set chainrec_checkpoint"
     )
     with pytest.raises(MissingCheckpoint) as refused:
