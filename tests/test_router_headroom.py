@@ -79,10 +79,10 @@ def test_metrics_json_and_report_md_carry_the_block(tmp_path) -> None:  # type: 
     )
 
 
-def test_new_baselines_compete_for_best_single_but_are_not_in_the_callable_oracle() -> None:
-    """SASRec, GRU4Rec, LightGCN, the LLMRank variants and AgentCF: the best single method is chosen
-    among them, but no router tool runs them, so the callable oracle leaves them out and the oracle
-    over every single method takes them in (values by hand)."""
+def test_trained_baselines_are_in_the_callable_oracle_and_the_llm_rankers_are_not() -> None:
+    """SASRec, GRU4Rec and LightGCN are router tools (SequentialSignal, GraphSignal): the callable
+    oracle takes them in. The LLMRank variants and AgentCF compete for best single, but no router
+    tool runs them: only the oracle over every single method takes them in (values by hand)."""
     rows = _rows(
         {
             "itemknn": [1.0, 0.0, 0.0, 0.5],  # mean 0.375
@@ -100,25 +100,29 @@ def test_new_baselines_compete_for_best_single_but_are_not_in_the_callable_oracl
     block = router_headroom(rows)
     assert block is not None
     assert block["best_single"]["method"] == "sasrec" and block["best_single"]["ndcg@5"] == 0.625
-    assert list(block["callable_methods"]) == ["itemknn", "memrec"]
-    new = ["sasrec", "gru4rec", "lightgcn", "llmrank_sequential", "llmrank_recency", "llmrank_icl", "agentcf"]
+    assert list(block["callable_methods"]) == ["itemknn", "memrec", "sasrec", "gru4rec", "lightgcn"]
+    new = ["llmrank_sequential", "llmrank_recency", "llmrank_icl", "agentcf"]
     assert block["not_callable"] == new
-    assert block["oracle"] == pytest.approx((1.0 + 0.5 + 0.0 + 0.5) / 4)  # itemknn ∨ memrec per user
+    # itemknn ∨ memrec ∨ sasrec ∨ gru4rec ∨ lightgcn per user: 1.0, 0.5, 1.0, 0.5
+    assert block["oracle"] == pytest.approx((1.0 + 0.5 + 1.0 + 0.5) / 4)
     assert block["oracle_all_singles"] == pytest.approx(1.0)  # every user has a 1.0 somewhere
     router = block["routers"]["router_learned"]
-    # The callable oracle (0.5) is below the best single (0.625): no headroom to capture.
-    assert router["headroom_share"] is None
+    # The callable oracle (0.75) is above the best single (0.625): the router (0.5) captures none.
+    assert router["headroom_share"] == pytest.approx((0.5 - 0.625) / (0.75 - 0.625))
     assert router["vs_best_single"]["difference"] == pytest.approx(-0.125)
     text = headroom_markdown(block)
     assert f"Compared with, but no router tool runs them: {', '.join(new)}" in text
     assert "per-user oracle over every single method: 1.0000." in text
 
 
-def test_every_new_baseline_is_a_registered_single_method_outside_callable() -> None:
+def test_the_trained_baselines_are_callable_and_the_rest_are_not() -> None:
+    from agents.router.catalog import METHOD_FETCH
     from bench.router_headroom import CALLABLE, router_methods
     from graphs.registry import METHODS
 
-    new = ["sasrec", "gru4rec", "lightgcn", "llmrank_sequential", "llmrank_recency", "llmrank_icl", "agentcf"]
-    assert all(name in METHODS for name in new)
-    assert router_methods([*new, "router_learned"]) == ["router_learned"]  # singles, never routers
+    new = ["llmrank_sequential", "llmrank_recency", "llmrank_icl", "agentcf"]
+    trained = {"sasrec": "SequentialSignal", "gru4rec": "SequentialSignal", "lightgcn": "GraphSignal"}
+    assert all(name in METHODS for name in [*new, *trained])
+    assert router_methods([*new, *trained, "router_learned"]) == ["router_learned"]  # singles, never routers
     assert not set(new) & set(CALLABLE) and set(CALLABLE) <= set(METHODS)
+    assert {m: CALLABLE[m] for m in trained} == trained and set(trained.values()) <= set(METHOD_FETCH)

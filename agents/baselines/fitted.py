@@ -9,12 +9,21 @@ visible item, cold candidates after the warm ones; `fallback_details` counts bot
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from agents.baselines.classic import Scorer, popularity_scores
-from agents.baselines.trained import cold_details, knobs, warm_mask, with_cold_fallback
+from agents.baselines.trained import (
+    cache_path,
+    cold_details,
+    knobs,
+    library_version,
+    training_data,
+    warm_mask,
+    with_cold_fallback,
+)
 from state.baselines.context import BaselinesContext
 from world.environment import Environment
 
@@ -22,9 +31,25 @@ TRAINED = ("sasrec", "gru4rec", "lightgcn")
 """The trained baselines, in registry order."""
 
 
+def model_key(ctx: BaselinesContext, name: str) -> str:
+    """The process-wide resource key of baseline `name` trained with `ctx`'s knobs."""
+    return f"{name}:{sorted(knobs(name, ctx).items())}"
+
+
+def model_file(env: Environment, ctx: BaselinesContext, name: str) -> Path:
+    """Where baseline `name` trained with `ctx`'s knobs on `env` is cached (it may not exist yet)."""
+    return cache_path(env, name, knobs(name, ctx), library_version(name), training_data(env))
+
+
+def is_trained(env: Environment, ctx: BaselinesContext, name: str) -> bool:
+    """Whether baseline `name` is trained for `env` under `ctx`'s knobs: built in this process or
+    saved in the dataset's cache (so reading it trains nothing)."""
+    return env.peek(model_key(ctx, name)) is not None or model_file(env, ctx, name).is_file()
+
+
 def fitted_model(env: Environment, ctx: BaselinesContext, name: str) -> Any:
     """Baseline `name` trained with `ctx`'s knobs on `env` (once per process; cached on disk)."""
-    key = f"{name}:{sorted(knobs(name, ctx).items())}"
+    key = model_key(ctx, name)
     if name == "lightgcn":
         from agents.baselines.lightgcn import train_lightgcn
 

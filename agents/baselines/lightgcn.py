@@ -29,6 +29,7 @@ from agents.baselines.trained import (
     TrainingData,
     cache_path,
     knobs,
+    library_version,
     load_checkpoint,
     save_checkpoint,
     seeded_torch,
@@ -95,7 +96,7 @@ def train_lightgcn(env: Environment, ctx: BaselinesContext) -> LightGCNModel:
 
     settings = knobs("lightgcn", ctx)
     data = training_data(env)
-    path = cache_path(env, "lightgcn", settings, f"torch_geometric-{torch_geometric.__version__}", data)
+    path = cache_path(env, "lightgcn", settings, library_version("lightgcn"), data)
     info: dict[str, Any] = {"library": f"torch_geometric {torch_geometric.__version__}", "cache": str(path)}
     if path.is_file():
         saved = load_checkpoint(path)

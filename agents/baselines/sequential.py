@@ -30,6 +30,7 @@ from agents.baselines.trained import (
     TrainingData,
     cache_path,
     knobs,
+    library_version,
     load_checkpoint,
     save_checkpoint,
     seeded_torch,
@@ -157,7 +158,7 @@ def train_sequential(env: Environment, ctx: BaselinesContext, name: str) -> Sequ
 
     settings = knobs(name, ctx)
     data = training_data(env)
-    path = cache_path(env, name, settings, f"cornac-{cornac.__version__}", data)
+    path = cache_path(env, name, settings, library_version(name), data)
     train_set, val_set = sessions(env, data, settings["max_len"])
     info = {
         "library": f"cornac {cornac.__version__}",

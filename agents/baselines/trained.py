@@ -99,6 +99,17 @@ def knobs(name: str, ctx: BaselinesContext) -> dict[str, Any]:
     return {**own, "seed": ctx.seed}
 
 
+def library_version(model: str) -> str:
+    """The version tag of the library that trains `model` (part of its cache key)."""
+    if model == "lightgcn":
+        import torch_geometric
+
+        return f"torch_geometric-{torch_geometric.__version__}"
+    import cornac
+
+    return f"cornac-{cornac.__version__}"
+
+
 def cache_path(env: Environment, model: str, knobs: dict[str, Any], version: str, data: TrainingData) -> Path:
     """Where `model` trained with `knobs` (seed included) by `version` of its library on `data` is kept."""
     settings = ",".join(f"{k}={v}" for k, v in sorted(knobs.items()))

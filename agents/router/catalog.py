@@ -1,9 +1,10 @@
-"""The router's catalog: ChainRec's Tool Agent Library plus the four method tools, their fetch
+"""The router's catalog: ChainRec's Tool Agent Library plus the six method tools, their fetch
 functions, what each needs before it can run, and every action's planned cost.
 
 Catalog order (the `fixed` planner's chain and the tie order of every planner): the run's ChainRec
 library (`chainrec_library`, default the shipped eight tools), then MemoryNeighbourhood,
-PatternMemories, IntentEvidence, CollaborativeSignal, then CandidateRank. With
+PatternMemories, IntentEvidence, CollaborativeSignal, SequentialSignal, GraphSignal, then
+CandidateRank. With
 `router_method_tools=False` the router plans over the ChainRec library alone. The method tools'
 cards (with their fusion-weight fields) are registered at import through ChainRec's one extension
 point, agents/chainrec/online/extensions.py, so CandidateRank's fusion weighs them.
@@ -14,12 +15,14 @@ CandidateRank (`CHAINREC_COSTS`): the prompt's tokens (`agents.usage.estimate_to
 per-candidate part) plus the answer's output-token cap (tool_agent.py `ITEM_ANSWER_TOKENS` for item
 tools, 160 for user tools, candidate_rank.py `ANSWER_TOKENS`). The method tools plan their own from
 the run's knobs (each module's `cost(ctx)`). A memory grows item tools' and CandidateRank's prompts
-by its digest; the plan leaves that out. CollaborativeSignal asks no model: 0 calls, 0 tokens.
+by its digest; the plan leaves that out. CollaborativeSignal, SequentialSignal and GraphSignal ask no
+model: 0 calls, 0 tokens.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from agents.chainrec.online.catalog import (
     AUTHOR,
@@ -41,33 +44,46 @@ from agents.chainrec.online.library_file import library_of
 from agents.chainrec.online.tool_agent import FetchFn
 from agents.router.method_tools import (
     collaborative,
+    graph_signal,
     intent_evidence,
     memory_neighbourhood,
     pattern_memories,
+    sequential_signal,
 )
 from state.chainrec.context import ChainRecContext
 from world.environment import Environment
 
-METHOD_MODULES = (memory_neighbourhood, pattern_memories, intent_evidence, collaborative)
+METHOD_MODULES = (
+    memory_neighbourhood,
+    pattern_memories,
+    intent_evidence,
+    collaborative,
+    sequential_signal,
+    graph_signal,
+)
 """The method tools' modules, in catalog order."""
 METHOD_FETCH: dict[str, FetchFn] = {
     memory_neighbourhood.SPEC.name: memory_neighbourhood.memory_neighbourhood,
     pattern_memories.SPEC.name: pattern_memories.pattern_memories,
     intent_evidence.SPEC.name: intent_evidence.intent_evidence,
     collaborative.SPEC.name: collaborative.collaborative_signal,
+    sequential_signal.SPEC.name: sequential_signal.sequential_signal,
+    graph_signal.SPEC.name: graph_signal.graph_signal,
 }
 """Method tool name -> its fetch function."""
 METHOD_TOOLS: Catalog = tuple(module.SPEC for module in METHOD_MODULES)
-"""The four method tools' specs (all item-side)."""
+"""The six method tools' specs (all item-side)."""
 register_tools(METHOD_TOOLS)
 ROUTER_TOOLS: Catalog = (*TOOLS[:-1], *METHOD_TOOLS, TOOLS[-1])
 """The router's actions: ChainRec's tools, the method tools, CandidateRank last."""
 ROUTER_LIBRARY: dict[str, FetchFn] = {**LIBRARY, **METHOD_FETCH}
 """Every evidence tool of the router by name -> its fetch function."""
-PREREQUISITES: dict[str, str] = {
-    module.SPEC.name: module.PREREQUISITE for module in METHOD_MODULES if module.PREREQUISITE
+PREREQUISITES: dict[str, tuple[str, ...]] = {
+    module.SPEC.name: (module.PREREQUISITE,) if isinstance(module.PREREQUISITE, str) else module.PREREQUISITE
+    for module in METHOD_MODULES
+    if module.PREREQUISITE
 }
-"""Method tool -> the registry method whose `prepare` hook builds what it needs."""
+"""Method tool -> the registry methods whose `prepare` hooks build what it needs."""
 BLOCKING_TOOLS: frozenset[str] = frozenset(module.SPEC.name for module in METHOD_MODULES if module.BLOCKING)
 """Method tools whose fetch touches disk (a memory graph, a pool, a similarity matrix): their nodes
 prepare off the event loop."""
@@ -111,13 +127,21 @@ def router_catalog(ctx: ChainRecContext) -> Catalog:
     return with_method_tools(base) if getattr(ctx, "router_method_tools", False) else base
 
 
-def unavailable_tools(env: Environment, ctx: ChainRecContext, catalog: Catalog) -> dict[str, str]:
+def unavailable_tools(
+    env: Environment, ctx: ChainRecContext, catalog: Catalog, episode: Mapping[str, Any] | None = None
+) -> dict[str, str]:
     """Method tool -> why it cannot run now (what is missing and how to build it), for the tools of
-    `catalog` that cannot."""
+    `catalog` that cannot; with `episode` (its state: visible history, candidates) also the tools
+    that cannot serve this episode (a trained model's cold user or cold candidates)."""
     names = {spec.name for spec in catalog}
     found: dict[str, str] = {}
     for module in METHOD_MODULES:
-        if module.SPEC.name in names and (reason := module.unavailable(env, ctx)) is not None:
+        if module.SPEC.name not in names:
+            continue
+        reason = module.unavailable(env, ctx)
+        if reason is None and episode is not None and hasattr(module, "episode_unavailable"):
+            reason = module.episode_unavailable(env, ctx, episode)
+        if reason is not None:
             found[module.SPEC.name] = reason
     return found
 

@@ -83,12 +83,13 @@ def first_visit_for(library: PlannerLibrary) -> FirstStep:
             env.item_vectors()
             _warmed.add(env)
         update: dict[str, Any] = {}
-        if library.tracks_unavailable:
-            update["unavailable"] = library.unavailable(env, ctx, library.catalog_of(ctx))
         if state.get("retrieve_mode") or not state.get("candidates"):
             found = retrieve_candidates(env, state.get("history", []), ctx.top_k, state.get("user_id"))
             update["candidates"] = found
             update["trace"] = [post(PLANNER, f"retrieve mode: {len(found)} catalog items")]
+        if library.tracks_unavailable:  # after retrieval: a tool may be unable to serve these candidates
+            episode = {**state, **update}
+            update["unavailable"] = library.unavailable(env, ctx, library.catalog_of(ctx), episode)
         return update
 
     def blocks(state: ChainRecState) -> bool:

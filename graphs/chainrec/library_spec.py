@@ -42,7 +42,9 @@ def _chainrec_catalog(ctx: ChainRecContext) -> Catalog:
     return without_tools(library_of(ctx).catalog, ctx.chainrec_drop_tools)
 
 
-def _none_unavailable(env: Environment, ctx: ChainRecContext, catalog: Catalog) -> dict[str, str]:
+def _none_unavailable(
+    env: Environment, ctx: ChainRecContext, catalog: Catalog, episode: Mapping[str, Any] | None = None
+) -> dict[str, str]:
     return {}
 
 
@@ -75,9 +77,9 @@ class PlannerLibrary:
     """The graph's state class (ChainRecState or a subclass)."""
     catalog_of: Callable[[ChainRecContext], Catalog] = _chainrec_catalog
     """(run context) -> the actions this run plans over: its library file's cards (on `tools`' nodes)."""
-    unavailable: Callable[[Environment, ChainRecContext, Catalog], dict[str, str]] = _none_unavailable
-    """(env, ctx, catalog) -> tool -> why it cannot run this episode (computed on the first visit,
-    off the event loop; empty for ChainRec)."""
+    unavailable: Callable[..., dict[str, str]] = _none_unavailable
+    """(env, ctx, catalog, episode state) -> tool -> why it cannot run this episode (computed on the
+    first visit, after any retrieval, off the event loop; empty for ChainRec)."""
     costs: Callable[[ChainRecContext], Mapping[str, ToolCost]] = _no_costs
     """(run context) -> each action's planned cost, shown to the planners (empty: not shown)."""
     rule_for: Callable[[Catalog], Planner] = _chainrec_rule

@@ -1,5 +1,5 @@
 """The router's learned planner: trajectories over the router's catalog in ChainRec's training world,
-then SFT and DPO over its 13 actions, as the `prepare` step of `router_learned` and
+then SFT and DPO over its 15 actions, as the `prepare` step of `router_learned` and
 `router_learned_no_cost` (graphs/router/prepare.py calls `train_for_bench` after the
 prerequisites); a later run of the same protocol reuses the checkpoint.
 
@@ -13,7 +13,9 @@ tokens (`router_costs`), so R(τ) = AvgHR@{1,3,5} − `chainrec_reward_lambda`·
 What the method tools read there: MemoryNeighbourhood reads the training world's own default MemRec
 graph (`memrec_memory=""`: seeded from the training world's interactions, so no user memory names a
 validation target; the bench run's graph is never read), IntentEvidence and CollaborativeSignal the
-training world itself. PatternMemories is masked (`MASKED`): the bench pool is trained on the bench
+training world itself, SequentialSignal and GraphSignal the training world's own SASRec, GRU4Rec and
+LightGCN (`training_world_models`: the bench run's learned the training tasks' targets).
+PatternMemories is masked (`MASKED`): the bench pool is trained on the bench
 world (its windows include the validation items, the training targets) and the training world
 renames the dataset, so it is refused there; training a pool for the training world costs minutes.
 The reason is in every row, config.json and evaluation.json, and the learned router never picks it.
@@ -49,7 +51,9 @@ from agents.chainrec.online.learned_catalog import catalog_root
 from agents.chainrec.online.library_file import library_key, library_of
 from agents.chainrec.online.policy import ActionSpace, mark_latest
 from agents.router.catalog import fetch_for, router_catalog, router_costs, unavailable_tools
+from agents.router.method_tools import graph_signal, sequential_signal
 from agents.router.method_tools.pattern_memories import NAME as PATTERN_MEMORIES
+from agents.router.method_tools.trained_models import train_models
 from agents.router.rules import RouterRulePlanner
 from graphs.chainrec.learned import phase_progress, train_config, training_summary
 from graphs.chainrec.learned import trajectory_config as chainrec_trajectory_config
@@ -65,7 +69,12 @@ MASKED = {
     )
 }
 """Tools the router's trajectories leave out, with why (the learned router never picks them)."""
-TOOL_KNOBS = ("chainrec_", "memrec_", "arag_", "router_collaborative", "itemknn_", "bpr_", "embedding_")
+TRAINED_TOOLS = (sequential_signal, graph_signal)
+"""Method tools that read a trained baseline: in the training world, its own copy of the model."""
+TOOL_KNOBS = (
+    "chainrec_", "memrec_", "arag_", "router_collaborative", "router_sequential", "itemknn_", "bpr_",
+    "embedding_", "sasrec_", "gru4rec_", "lightgcn_",
+)  # fmt: skip
 """Prefixes of the knobs that change the tools' heuristic answers, the fusion or planned tokens
 (keyed into the trajectories and the checkpoint)."""
 RUN_KNOBS = ("memrec_memory", "chainrec_checkpoint", "chainrec_planner", "chainrec_policy_stage")
@@ -89,11 +98,25 @@ def training_context(context: RouterContext) -> RouterContext:
     return replace(context, llm="heuristic", rec_model="", mem_model="", planner_model="", memrec_memory="")
 
 
+def training_world_models(context: RouterContext) -> dict[str, dict[str, Any]]:
+    """The training world's own SASRec, GRU4Rec and LightGCN for the trained tools of the run's
+    catalog (trained once, then read from the training world's cache): the bench run's models learned
+    every training interaction, the training tasks' targets included, so their scores there would
+    overrate SequentialSignal and GraphSignal; these learned only what precedes the targets."""
+    names = {spec.name for spec in router_catalog(context)}
+    models = [m for module in TRAINED_TOOLS if module.NAME in names for m in module.model_names(context)]
+    if not models:
+        return {}
+    train_env = training_environment(get_environment(context.dataset))
+    return train_models(train_env, context, list(dict.fromkeys(models)))
+
+
 def row_library(context: RouterContext, candidates: int) -> RowLibrary:
     """The router's tools as trajectories run them: planned tokens per call at `candidates`
     candidates, `MASKED` and whatever the training world cannot run left out."""
     train_env = training_environment(get_environment(context.dataset))
     catalog = router_catalog(context)
+    training_world_models(context)
     masked = {**unavailable_tools(train_env, context, catalog), **MASKED}
     costs = router_costs(context)
     planned = {tool: costs[tool].tokens(candidates) for tool in evidence_tools(catalog) if tool in costs}

@@ -1,8 +1,10 @@
 """The router's `prepare` hook: build what its method tools read before any user is ranked, by
 running the prerequisite methods' own `prepare` hooks (MemRec's: its memory graph and Stage W
-warm-up; AMEM4Rec's: its trained pool) on the router's context and composing the contexts they
-return (RouterContext inherits both methods' knobs, so `memrec_memory` and `amem4rec_pool` land on
-it). Only the method tools of the run's catalog count: `router_no_method_tools` prepares nothing.
+warm-up; AMEM4Rec's: its trained pool; SASRec's, GRU4Rec's and LightGCN's: their trained models,
+read from the baselines' cache when a run of theirs trained them already) on the router's context
+and composing the contexts they return (RouterContext inherits those methods' knobs, so
+`memrec_memory` and `amem4rec_pool` land on it). Only the method tools of the run's catalog count:
+`router_no_method_tools` prepares nothing.
 
 `router_learned` and `router_learned_no_cost` use the same hook: after the prerequisites
 (`LEARNED_TRAINING`) they find or train the planner checkpoint over the router's catalog
@@ -26,7 +28,7 @@ LEARNED_TRAINING = "router_learned: train the planner over the router's catalog 
 def prerequisites(context: ChainRecContext) -> list[str]:
     """The registry methods whose `prepare` hooks this run needs, in catalog order, each once."""
     names = [spec.name for spec in router_catalog(context)]
-    return list(dict.fromkeys(PREREQUISITES[name] for name in names if name in PREREQUISITES))
+    return list(dict.fromkeys(m for name in names if name in PREREQUISITES for m in PREREQUISITES[name]))
 
 
 def prepare_for_bench(request: PrepareRequest) -> Prepared:

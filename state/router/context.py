@@ -35,7 +35,8 @@ class RouterContext(ChainRecContext, MemRecContext, Amem4RecContext, AragContext
         default=True,
         metadata={
             "description": "Router: offer the method tools (MemoryNeighbourhood, PatternMemories, "
-            "IntentEvidence, CollaborativeSignal) to the planner; false is ChainRec's own library."
+            "IntentEvidence, CollaborativeSignal, SequentialSignal, GraphSignal) to the planner; "
+            "false is ChainRec's own library."
         },
     )
     router_cost_lambda: float = field(
@@ -55,7 +56,16 @@ class RouterContext(ChainRecContext, MemRecContext, Amem4RecContext, AragContext
             "with both 0.809)."
         },
     )
+    router_sequential: str = field(
+        default="sasrec,gru4rec",
+        metadata={
+            "description": "Router SequentialSignal: comma-separated trained sequential baselines "
+            "averaged by rank (sasrec, gru4rec); the models are the baselines' own, trained once."
+        },
+    )
     chainrec_weight_memory_neighbourhood: float = _weight("MemoryNeighbourhood", 1.0)
     chainrec_weight_pattern_memories: float = _weight("PatternMemories", 1.0)
     chainrec_weight_intent_evidence: float = _weight("IntentEvidence", 1.0)
     chainrec_weight_collaborative: float = _weight("CollaborativeSignal", 2.0)
+    chainrec_weight_sequential: float = _weight("SequentialSignal", 2.0)
+    chainrec_weight_graph: float = _weight("GraphSignal", 2.0)

@@ -22,17 +22,23 @@ ML_CANDIDATES = ["50", "181", "1", "2", "3", "100", "258", "300", "12", "7"]
 METHOD_NODES = {"memory_neighbourhood", "pattern_memories", "intent_evidence", "collaborative_signal"}
 
 
+UNTRAINED = {"sasrec_embedding_dim": 7, "gru4rec_hidden": 7, "lightgcn_embedding_dim": 7}
+"""Model knobs no test trains with: SequentialSignal and GraphSignal find no trained model."""
+
+
 def offline(tmp_path: Path, **knobs: object) -> RouterContext:
-    """A router context whose MemRec graph and AMEM4Rec pool do not exist (those tools are masked)."""
+    """A router context whose MemRec graph, AMEM4Rec pool and trained models do not exist (those
+    tools are masked)."""
     return RouterContext(
-        memrec_memory=str(tmp_path / "no-memory.sqlite"), amem4rec_pool=str(tmp_path / "no-pool"), **knobs
-    )
+        memrec_memory=str(tmp_path / "no-memory.sqlite"), amem4rec_pool=str(tmp_path / "no-pool"),
+        **{**UNTRAINED, **knobs},
+    )  # fmt: skip
 
 
 def test_the_planner_edge_reaches_every_tool_node_and_candidate_rank() -> None:
     drawn = graph.get_graph()
     tool_nodes = {spec.node for spec in ROUTER_TOOLS}
-    assert len(tool_nodes) == 13 and tool_nodes >= METHOD_NODES
+    assert len(tool_nodes) == 15 and tool_nodes >= METHOD_NODES
     assert tool_nodes | {"planner", "validate_input"} <= set(drawn.nodes)
     branches = {e.target for e in drawn.edges if e.source == "planner"}
     assert branches == tool_nodes and all(e.conditional for e in drawn.edges if e.source == "planner")
@@ -69,8 +75,14 @@ def test_heuristic_episode_names_each_tool_and_masks_what_cannot_run(tmp_path: P
 def test_unavailable_tools_stay_masked_with_their_reason_in_mask_notes(tmp_path: Path, final_state) -> None:
     request = {"user_id": "7", "candidates": ML_CANDIDATES, "scenario": "cold_user"}
     final = final_state(get_graph("router"), request, offline(tmp_path))
-    assert set(final["unavailable"]) == {"MemoryNeighbourhood", "PatternMemories"}
+    assert set(final["unavailable"]) == {
+        "MemoryNeighbourhood",
+        "PatternMemories",
+        "SequentialSignal",
+        "GraphSignal",
+    }
     assert "no MemRec memory graph at" in final["mask_notes"]["MemoryNeighbourhood"]
+    assert "SASRec, GRU4Rec not trained for ml-100k" in final["mask_notes"]["SequentialSignal"]
     assert final["mask_notes"]["PatternMemories"].startswith("no trained AMEM4Rec pool")
     # the cold user's plan starts with MemoryNeighbourhood; masked, CollaborativeSignal comes first
     assert final["details"]["tools"][0] == "CollaborativeSignal"

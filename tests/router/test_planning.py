@@ -80,7 +80,9 @@ def test_an_unavailable_method_tool_is_masked_with_its_reason() -> None:
     assert not mask[PATTERN_MEMORIES] and notes[PATTERN_MEMORIES] == NO_POOL
     assert mask[MEMORY_NEIGHBOURHOOD] and mask[INTENT_EVIDENCE] and mask[COLLABORATIVE]
     assert not mask[CANDIDATE_RANK]  # no evidence yet
-    assert feasible_actions(mask, ROUTER_TOOLS)[-3:] == [MEMORY_NEIGHBOURHOOD, INTENT_EVIDENCE, COLLABORATIVE]
+    assert feasible_actions(mask, ROUTER_TOOLS)[-5:] == [
+        MEMORY_NEIGHBOURHOOD, INTENT_EVIDENCE, COLLABORATIVE, "SequentialSignal", "GraphSignal",
+    ]  # fmt: skip
     # the domain rule comes first; a used method tool is "already called"
     mask, notes = feasibility([COLLABORATIVE], 6, PLAIN, ROUTER_TOOLS, {PATTERN_MEMORIES: NO_POOL})
     assert notes[COLLABORATIVE] == "already called"
@@ -94,7 +96,8 @@ def test_an_unavailable_method_tool_is_masked_with_its_reason() -> None:
 def test_method_tools_carry_their_planned_cost() -> None:
     costs = router_costs(RouterContext())
     assert set(costs) == {spec.name for spec in ROUTER_TOOLS}
-    assert costs[COLLABORATIVE].calls == 0 and costs[COLLABORATIVE].tokens(10) == 0
+    for free in (COLLABORATIVE, "SequentialSignal", "GraphSignal"):
+        assert costs[free].calls == 0 and costs[free].tokens(10) == 0
     for tool in (MEMORY_NEIGHBOURHOOD, PATTERN_MEMORIES, INTENT_EVIDENCE, ITEM_SEMANTIC):
         cost = costs[tool]
         assert cost.calls == 1 and cost.tokens(20) > cost.tokens(10) > 0
@@ -159,11 +162,13 @@ def test_rule_planner_stops_when_its_plan_is_done() -> None:
 def test_planners_plan_over_the_catalog_they_are_given() -> None:
     ctx = RouterContext(chainrec_planner="fixed")
     fixed = planner_for(ctx, ROUTER_TOOLS, rule_for(ROUTER_TOOLS))
-    assert isinstance(fixed, FixedPlanner) and fixed.chain[-4:] == [
+    assert isinstance(fixed, FixedPlanner) and fixed.chain[-6:] == [
         MEMORY_NEIGHBOURHOOD,
         PATTERN_MEMORIES,
         INTENT_EVIDENCE,
         COLLABORATIVE,
+        "SequentialSignal",
+        "GraphSignal",
     ]
     assert parse_chain("collaborative_signal, ItemProfile", ROUTER_TOOLS) == [COLLABORATIVE, ITEM_PROFILE]
     with pytest.raises(ValueError, match="unknown ChainRec tool 'collaborative_signal'"):

@@ -33,7 +33,10 @@ def test_the_method_tools_are_the_router_s() -> None:
     from agents.router.catalog import METHOD_TOOLS
 
     names = {spec.name for spec in METHOD_TOOLS}
-    assert names == {"MemoryNeighbourhood", "PatternMemories", "IntentEvidence", "CollaborativeSignal"}
+    assert names == {
+        "MemoryNeighbourhood", "PatternMemories", "IntentEvidence", "CollaborativeSignal", "SequentialSignal",
+        "GraphSignal",
+    }  # fmt: skip
     assert (REPO / "agents/router/method_tools/memory_neighbourhood.py").is_file()
     assert not (REPO / "agents/chainrec/online/method_tools").exists()
 
@@ -49,7 +52,10 @@ def test_chainrec_s_rooms_never_import_the_router_s_agents() -> None:
     assert offenders == []
 
 
-ROUTER_TOOL_NAMES = ("MemoryNeighbourhood", "PatternMemories", "IntentEvidence", "CollaborativeSignal")
+ROUTER_TOOL_NAMES = (
+    "MemoryNeighbourhood", "PatternMemories", "IntentEvidence", "CollaborativeSignal", "SequentialSignal",
+    "GraphSignal",
+)  # fmt: skip
 
 
 def test_chainrec_s_rooms_never_name_the_router_s_tools() -> None:
