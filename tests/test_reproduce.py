@@ -335,6 +335,8 @@ def test_a_row_that_cannot_run_as_published_is_empty_with_its_reason_and_cases_a
     planner = rows["Deepseek-R1"]
     assert planner["status"] == reason and planner["cells"][yelp]["ours"] is None
     assert planner["cells"][yelp]["status"] == reason
+    goodreads = next(i for i, c in enumerate(table.columns) if c.dataset == "Goodreads")
+    assert planner["cells"][goodreads]["status"] == "not run"  # no Goodreads run at all
     text = table_markdown(paper, table, list(rows.values()), {}, "heuristic", runs)
     assert "Cases: classic: AgentRecBench task/classic (100 tasks)" in text
     assert "| Deepseek-R1 | chainrec_llm_planner |" in text and "| 30.0" not in text

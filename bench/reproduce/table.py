@@ -63,6 +63,8 @@ def table_cells(paper: Paper, table: Table, runs: Runs) -> list[dict[str, Any]]:
             if reason := entry.get("not_run_reason"):  # it ran, but not as published: no number
                 ours, interval = None, None
                 status = reason
+            elif not entry and row.method in METHODS:  # this column's run lacks it (or was not run)
+                status = NOT_RUN
             cells.append({
                 "dataset": column.dataset, "scenario": column.scenario, "metric": column.metric,
                 "published": value,
