@@ -60,6 +60,22 @@ def write_planted(folder: Path) -> str:
     return str(folder)
 
 
+def assert_pool_never_holds_planted(pool_path: str, world: Any, window: int) -> None:
+    """No AMEM4Rec memory (any version) names a planted item and no trained window holds one."""
+    pool = open_pool(pool_path, world.dataset)
+    memories = pool.memories()
+    assert memories, "the pool trained on the other users' windows"
+    for memory in memories.values():
+        versions = [
+            memory.text(),
+            *(f"{h['behavior_explanation']} {h['pattern_description']}" for h in pool.history(memory.id)),
+        ]
+        assert not any(mentions_planted(text) for text in versions), memory.id
+    for entry in pool.ledger():
+        user, start = entry["window_key"].rsplit(":", 1)
+        assert not set(window_items(world, user, int(start), window)) & set(PLANTED), entry
+
+
 def mentions_planted(text: str) -> list[str]:
     """The planted titles `text` mentions."""
     return [title for title in PLANTED.values() if title.lower() in text.lower()]
@@ -133,18 +149,7 @@ def test_cold_user_trains_nothing_on_the_hidden_history(tmp_path: Path, recorded
 
     amem = contexts["amem4rec"]
     world = get_environment(amem.dataset)
-    pool = open_pool(amem.amem4rec_pool, world.dataset)
-    memories = pool.memories()
-    assert memories, "the pool trained on the other users' windows"
-    for memory in memories.values():
-        versions = [
-            memory.text(),
-            *(f"{h['behavior_explanation']} {h['pattern_description']}" for h in pool.history(memory.id)),
-        ]
-        assert not any(mentions_planted(text) for text in versions), memory.id
-    for window in pool.ledger():
-        user, start = window["window_key"].rsplit(":", 1)
-        assert not set(window_items(world, user, int(start), amem.amem4rec_window)) & set(PLANTED), window
+    assert_pool_never_holds_planted(amem.amem4rec_pool, world, amem.amem4rec_window)
 
     assert recorded["prompts"], "the run asked its agents"
     leaked = [(agent, text[:80]) for agent, _, text in recorded["prompts"] if mentions_planted(text)]
