@@ -37,7 +37,7 @@ def bench_args(
     protocol = paper.protocol
     argv = [
         "bench", "--dataset", path, "--methods", ",".join(run.methods), "--scenario", run.scenario,
-        "--users", str(args.users or run.users(paper)),
+        "--users", str(run_users(args.users, run.users(paper), bool(run.sample))),
         "--candidates", str(args.candidates or protocol["candidates"]),
         "--seed", str(args.seed), "--llm", args.llm, "--out", str(out / run.folder),
         "--concurrency", str(args.concurrency), "--llm-retries", str(args.llm_retries),
@@ -57,6 +57,16 @@ def bench_args(
     return build_parser().parse_args(argv)
 
 
+def run_users(given: str | None, paper: int | str, sample: bool) -> int | str:
+    """A run's users: the paper's, unless `--users` is given; a named sample keeps its size under
+    `--users all` (the sample is the paper's choice) and is capped by a smaller count."""
+    if given is None:
+        return paper
+    if sample:
+        return paper if given == "all" else min(int(given), int(paper))
+    return given
+
+
 class Reproduction:
     """One reproduce command: the paper, the datasets given (NAME -> PATH), their runs and knobs."""
 
@@ -71,7 +81,7 @@ class Reproduction:
             check_dataset_spec(path)
         self.out = Path(args.out or f"runs/reproduce/{self.paper.name}")
         self.runs = [r for name in self.paths for r in dataset_runs(self.paper, self.paper.dataset(name))]
-        self.knobs = knob_assignments(self.paper, args.set, self.paths)
+        self.knobs = knob_assignments(self.paper, args.set)
         methods = list(dict.fromkeys(m for run in self.runs for m in run.methods))
         reached = {split_assignment(k)[0] for run in self.runs for k in run_knobs(self.knobs, run)}
         for text in args.set:  # the user's own --set must reach some run (the paper's may not)
@@ -84,23 +94,34 @@ class Reproduction:
         return bench_args(self.args, self.paper, run, path, run_knobs(self.knobs, run), self.out)
 
 
-def recorded_sources(out: Path) -> dict[str, dict[str, str]]:
-    """OUT's datasets.json (empty when OUT holds none yet)."""
+def recorded_sources(out: Path, paper: str) -> dict[str, dict[str, str]]:
+    """OUT's datasets.json for `paper` (empty when OUT holds none yet); an OUT another paper's
+    reproduction wrote is refused (its runs and names are that paper's)."""
+    from world.errors import ProtocolError
+
     path = out / SOURCES
-    return json.loads(path.read_text()) if path.exists() else {}
+    if not path.exists():
+        return {}
+    recorded = json.loads(path.read_text())
+    if recorded.get("paper") != paper:
+        raise ProtocolError(
+            f"{out} holds a reproduction of {recorded.get('paper')!r}, not {paper}: give another --out"
+        )
+    return dict(recorded["datasets"])
 
 
-def same_path(a: str, b: str) -> bool:
-    """Whether two --dataset paths name the same data (as given, or resolved when they exist)."""
-    return a == b or (Path(a).expanduser().exists() and Path(a).expanduser().resolve() == Path(b).resolve())
+def resolved(path: str) -> str:
+    """A --dataset path as datasets.json keeps it: absolute when it exists (a built-in name as given)."""
+    found = Path(path).expanduser()
+    return str(found.resolve()) if found.exists() else path
 
 
-def check_sources(out: Path, paths: Mapping[str, str]) -> None:
+def check_sources(out: Path, paper: str, paths: Mapping[str, str]) -> None:
     """Refuse a paper dataset OUT already holds from other data (its runs would mix two datasets)."""
     from world.errors import ProtocolError
 
-    for name, old in recorded_sources(out).items():
-        if name in paths and not same_path(paths[name], old["path"]):
+    for name, old in recorded_sources(out, paper).items():
+        if name in paths and resolved(paths[name]) != old["path"]:
             raise ProtocolError(
                 f"{out} holds {name} from {old['path']}, not {paths[name]}: give another --out, or "
                 f"--dataset {name}={old['path']} to resume it"
@@ -148,7 +169,7 @@ def reproduce(args: argparse.Namespace, say: Print) -> int:
     from world.datasets import load_dataset
 
     rep = Reproduction(args)
-    check_sources(rep.out, rep.paths)
+    check_sources(rep.out, rep.paper.name, rep.paths)
     for path in rep.paths.values():
         load_dataset(path)  # bad data fails here in one line, before any header (and is cached)
     paper = rep.paper
@@ -180,11 +201,12 @@ def _run(rep: Reproduction, header: list[str], rows: list[Any], say: Print) -> i
     from world.environment import get_environment
     from world.errors import ProtocolError
 
-    sources = recorded_sources(rep.out)
+    sources = recorded_sources(rep.out, rep.paper.name)
     for name, path in rep.paths.items():
-        sources[name] = {"path": path, "dataset": get_environment(path).dataset.name}
+        sources[name] = {"path": resolved(path), "dataset": get_environment(path).dataset.name}
     rep.out.mkdir(parents=True, exist_ok=True)
-    (rep.out / SOURCES).write_text(json.dumps(sources, indent=1) + "\n")
+    recorded = {"paper": rep.paper.name, "datasets": sources}
+    (rep.out / SOURCES).write_text(json.dumps(recorded, indent=1) + "\n")
     measured: dict[str, dict[str, Any]] = {}
     worst = 0
     for run in rep.runs:

@@ -286,7 +286,7 @@ def test_row_notes_are_shown_under_their_table() -> None:
 def test_each_dataset_runs_only_what_its_columns_need_with_the_papers_users_and_knobs() -> None:
     """MemRec's Books: Tables 2 (every eligible user) and 4 (the later studies' 1,000-user sample)
     are two runs; Goodreads only Table 2's. Each paper's protocol knobs reach its runs, a --set of the
-    same knob replaces one, and `{datasets}` becomes the command's paths."""
+    same knob replaces one; a sample keeps its size under --users all and is capped by a count."""
     from bench.reproduce.plan import dataset_runs, knob_assignments, run_knobs
 
     memrec = load_paper("memrec")
@@ -297,17 +297,19 @@ def test_each_dataset_runs_only_what_its_columns_need_with_the_papers_users_and_
     ]
     assert set(books[1].methods) == {"memrec", "memrec_no_write", "memrec_no_llm_rules", "memrec_no_read"}
     assert [r.folder for r in dataset_runs(memrec, memrec.dataset("Goodreads"))] == ["Goodreads/classic"]
-    assert knob_assignments(memrec, [], {}) == ["memrec_warmup=sequential"]
-    assert knob_assignments(memrec, ["memrec_warmup=concurrent"], {}) == ["memrec_warmup=concurrent"]
+    assert knob_assignments(memrec, []) == ["memrec_warmup=sequential"]
+    assert knob_assignments(memrec, ["memrec_warmup=concurrent"]) == ["memrec_warmup=concurrent"]
     assert run_knobs(["memrec_warmup=sequential"], books[0]) == ["memrec_warmup=sequential"]
+    from recgraph.reproduce_run import run_users
+
+    assert [run_users(None, r.users(memrec), bool(r.sample)) for r in books] == ["all", 1000]
+    assert [run_users("all", r.users(memrec), bool(r.sample)) for r in books] == ["all", 1000]
+    assert [run_users("5", r.users(memrec), bool(r.sample)) for r in books] == ["5", 5]
     amem = load_paper("amem4rec")
     cds = dataset_runs(amem, amem.dataset("CDs"))
     assert [r.folder for r in cds] == ["CDs/classic", "CDs/cold_start"]
     assert [r.folder for r in dataset_runs(amem, amem.dataset("MIND"))] == ["MIND/classic"]  # no cold start
-    assert knob_assignments(amem, [], {}) == ["amem4rec_round_windows=1", "amem4rec_windows_per_user=0"]
-    paths = {"CDs": "a", "MIND": "b"}
-    fake = type(amem)(amem.name, amem.title, {**amem.protocol, "knobs": {"k": "{datasets}"}}, amem.tables)
-    assert knob_assignments(fake, [], paths) == ["k=a,b"]
+    assert knob_assignments(amem, []) == ["amem4rec_round_windows=1", "amem4rec_windows_per_user=0"]
 
 
 def test_a_row_that_cannot_run_as_published_is_empty_with_its_reason_and_cases_are_named() -> None:
@@ -340,3 +342,39 @@ def test_a_row_that_cannot_run_as_published_is_empty_with_its_reason_and_cases_a
     text = table_markdown(paper, table, list(rows.values()), {}, "heuristic", runs)
     assert "Cases: classic: AgentRecBench task/classic (100 tasks)" in text
     assert "| Deepseek-R1 | chainrec_llm_planner |" in text and "| 30.0" not in text
+
+
+def test_an_out_of_another_papers_reproduction_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "datasets.json").write_text(json.dumps({"paper": "amem4rec", "datasets": {"CDs": {"path": "x"}}}))
+    assert main(["reproduce", "memrec", "--dataset", "Books=ml-100k", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "holds a reproduction of 'amem4rec', not memrec" in err
+    assert sorted(p.name for p in out.iterdir()) == ["datasets.json"]
+
+
+def test_each_block_is_headed_by_its_own_runs_backend_and_a_sample_by_its_users() -> None:
+    """An OUT can hold one dataset run under the heuristic backend and another under a model: each
+    block says what its own numbers measure. A sample's block says how many users it evaluated."""
+    from bench.reproduce.table import table_cells, table_markdown
+
+    paper = load_paper("memrec")
+    main_table = next(t for t in paper.tables if t.id == "Table 2")
+    entry = {"memrec": {"hit@1": 0.5, "hit@1_ci": [0.4, 0.6]}}
+    runs = {
+        "Books/classic": {"methods": entry, "protocol": {"llm": "heuristic"}},
+        "Goodreads/classic": {"methods": entry, "protocol": {"llm": "openai:gpt-4o-mini"}},
+        "Books/classic-later-studies": {"methods": entry, "protocol": {"llm": "heuristic"},
+                                        "candidates": {"evaluated": 120}},
+    }  # fmt: skip
+    text = table_markdown(paper, main_table, table_cells(paper, main_table, runs), {}, "local", runs)
+    books, goodreads = text.split("**Goodreads**")
+    assert "hit@1 classic ours: fallback answers, not the method [95% CI]" in books
+    assert "hit@1 classic ours [95% CI]" in goodreads and "fallback" not in goodreads
+    ablation = next(t for t in paper.tables if t.id == "Table 4")
+    text = table_markdown(paper, ablation, table_cells(paper, ablation, runs), {}, "local", runs)
+    assert "Users: the `later-studies` sample (1000 users)" in text
+    assert "Users evaluated: 120 (all eligible when fewer than the sample)" in text

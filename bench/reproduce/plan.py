@@ -5,7 +5,7 @@ knobs of the paper's protocol plus the user's `--set`, each passed to the runs i
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bench.reproduce.papers import Paper, PaperDataset, UnknownPaperDataset
@@ -82,14 +82,12 @@ def missing_methods(paper: Paper) -> list[str]:
     return [m for m in paper.methods if m not in METHODS]
 
 
-def knob_assignments(paper: Paper, given: Sequence[str], paths: Mapping[str, str]) -> list[str]:
+def knob_assignments(paper: Paper, given: Sequence[str]) -> list[str]:
     """The paper's protocol knobs (`protocol.knobs` in published.json) as `NAME=VALUE`, each
-    replaced by a `--set` of the same NAME; a value `{datasets}` becomes the command's dataset
-    paths, comma-separated."""
+    replaced by a `--set` of the same NAME."""
     from bench.knob_settings import split_assignment
 
     knobs = {name: str(value) for name, value in (paper.protocol.get("knobs") or {}).items()}
-    knobs = {n: ",".join(paths.values()) if v == "{datasets}" else v for n, v in knobs.items()}
     knobs.update(split_assignment(text) for text in given)
     return [f"{name}={value}" for name, value in knobs.items()]
 

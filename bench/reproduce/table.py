@@ -97,16 +97,38 @@ def source_line(paper: Paper, column: str, sources: Sources) -> str:
     return f"{paper_side} · ours: `{source['dataset']}` from `{source['path']}`"
 
 
-def cases_line(paper: Paper, table: Table, column: str, runs: Runs) -> str:
-    """Where each scenario's cases of a paper dataset's block came from (a benchmark's task folder or
-    recgraph's scenario rules), as its runs recorded it; "" before any run."""
+def block_runs(paper: Paper, table: Table, column: str, runs: Runs) -> dict[str, Mapping[str, Any]]:
+    """A paper dataset's runs behind a table's block: scenario -> its metrics.json (runs made)."""
     name, sample = paper.column_dataset(column).name, table_sample(paper, table.id)
-    found = []
+    found = {}
     for scenario in dict.fromkeys(c.scenario for c in table.columns if c.dataset == column):
-        run = runs.get(ScenarioRun(name, scenario, (), sample).folder) or {}
-        if cases := (run.get("candidates") or {}).get("cases"):
-            found.append(f"{scenario}: {cases}")
+        if run := runs.get(ScenarioRun(name, scenario, (), sample).folder):
+            found[scenario] = run
+    return found
+
+
+def cases_line(made: Mapping[str, Mapping[str, Any]]) -> str:
+    """Where each scenario's cases of a block came from (a benchmark's task folder or recgraph's
+    scenario rules), as its runs recorded it; "" before any run."""
+    found = [
+        f"{s}: {cases}" for s, run in made.items() if (cases := (run.get("candidates") or {}).get("cases"))
+    ]
     return f"Cases: {'; '.join(found)}\n" if found else ""
+
+
+def block_label(made: Mapping[str, Mapping[str, Any]], llm: str) -> str:
+    """What a block's "ours" measures: under the backend its runs used (an OUT may hold datasets
+    run under different backends), `llm` before any run."""
+    used = {(run.get("protocol") or {}).get("llm") for run in made.values()} - {None}
+    return " / ".join(ours_label(backend) for backend in sorted(used)) if used else ours_label(llm)
+
+
+def evaluated_users(made: Mapping[str, Mapping[str, Any]]) -> str:
+    """How many users a block's runs evaluated, as `120` or `95-120`; "" before any run."""
+    counts = sorted(
+        {int(n) for run in made.values() if (n := (run.get("candidates") or {}).get("evaluated"))}
+    )
+    return "" if not counts else str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
 
 
 def table_markdown(
@@ -118,18 +140,23 @@ def table_markdown(
     runs: Runs | None = None,
 ) -> str:
     """The table as Markdown, one block per paper dataset: each metric's published value and ours,
-    headed by what ours measures under backend `llm` (`ours_label`) and by the data that filled it."""
-    label = ours_label(llm)
+    headed by what ours measures under the backend its runs used (`llm` before any run) and by the
+    data that filled it, where its cases came from and, for a named sample, how many users it had."""
     digits = 1 if table.scale != 1 else 4
     parts = [f"### {table.id}: {table.caption} (paper lines {table.lines})\n"]
-    if sample := table_sample(paper, table.id):  # the paper's later studies: a named user sample
+    sample = table_sample(paper, table.id)
+    if sample:  # the paper's later studies: a named user sample
         about = paper.protocol["samples"][sample]
         parts.append(f"Users: the `{sample}` sample ({about['users']} users): {about.get('note', '')}\n")
     for name in table.datasets:
         index = [i for i, c in enumerate(table.columns) if c.dataset == name]
+        made = block_runs(paper, table, name, runs or {})
         parts.append(source_line(paper, name, sources) + "\n")
-        if cases := cases_line(paper, table, name, runs or {}):
+        if cases := cases_line(made):
             parts.append(cases)
+        if sample and (count := evaluated_users(made)):
+            parts.append(f"Users evaluated: {count} (all eligible when fewer than the sample)\n")
+        label = block_label(made, llm)
         heads = [f"{table.columns[i].metric} {table.columns[i].scenario}" for i in index]
         lines = [
             "| paper row | recgraph method | "
