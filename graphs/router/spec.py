@@ -32,7 +32,10 @@ def router_calls(context: RouterContext, candidates: int) -> CallPlan:
     return CallPlan(steps + 1 + planner, at_most=True, note=note if context.router_method_tools else "")
 
 
-ROUTER_LEARNS = "its method tools' state: MemRec's memory (with Stage W), AMEM4Rec's pool, BPR's factors"
+ROUTER_LEARNS = (
+    "its method tools' state: MemRec's memory (with Stage W), AMEM4Rec's pool, BPR's factors, the "
+    "baselines' SASRec, GRU4Rec and LightGCN"
+)
 """What the router's tools learned from (each from training interactions only)."""
 
 

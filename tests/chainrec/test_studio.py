@@ -50,7 +50,10 @@ def test_chainrec_graph_draws_every_tool_branch(server: DevServer) -> None:  # n
     assert all(e.get("conditional") for e in drawn["edges"] if e["source"] == "planner")
 
 
-ROUTER_TOOLS = TOOLS | {"memory_neighbourhood", "pattern_memories", "intent_evidence", "collaborative_signal"}
+ROUTER_TOOLS = TOOLS | {
+    "memory_neighbourhood", "pattern_memories", "intent_evidence", "collaborative_signal",
+    "sequential_signal", "graph_signal",
+}  # fmt: skip
 
 
 def test_router_runs_in_the_dev_server_with_its_nodes_named_by_tool(server: DevServer) -> None:  # noqa: F811
