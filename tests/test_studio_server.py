@@ -200,11 +200,12 @@ def test_a_method_needing_trained_state_refuses_in_one_line_on_a_cold_cache(
     server: DevServer, name: str
 ) -> None:
     """The learned planner never plans with another planner behind its name: without a checkpoint it
-    says how to train one (what runs never depends on what the cache holds)."""
+    says how to train one, over every scenario of the run (`all`: ChainRec's planner scope); what
+    runs never depends on what the cache holds."""
     result = run_raw(server.port, name, studio_examples()[name], {"dataset": server.dataset})
     assert result["__error__"]["error"] == "MissingCheckpoint"
     message = result["__error__"]["message"]
-    assert message.startswith(f"no learned planner checkpoint for {server.dataset} (classic): train one with")
+    assert message.startswith(f"no learned planner checkpoint for {server.dataset} (all): train one with")
     train = (
         "recgraph chainrec train --library router" if name.startswith("router") else "recgraph chainrec train"
     )
