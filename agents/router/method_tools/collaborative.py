@@ -24,9 +24,9 @@ from agents.chainrec.online.evidence import percentile_ranks, title_list
 from agents.chainrec.online.item_tools import fetch_items
 from agents.chainrec.online.tool_agent import Episode, Fetched, facet
 from agents.chainrec.online.user_tools import fetch_history
-from prompts.chainrec import candidate_block
+from agents.router.method_tools.support import ranked_evidence
 from state.baselines.context import BaselinesContext
-from state.chainrec.schemas import NOTE_CHARS, ItemEvidence, ToolOutput
+from state.chainrec.schemas import ToolOutput
 from state.context import context_as
 from state.router.context import DEFAULT_SCORERS
 from world.environment import Environment
@@ -108,13 +108,7 @@ def collaborative_signal(episode: Episode) -> Fetched:
     scores = np.mean([percentile_ranks(values) for values in raw.values()], axis=0)
     linked = linked_count(raw, history)
     basis = "+".join(raw) if history else "popularity (no visible history)"
-    items = [
-        ItemEvidence(
-            item_id=r["item_id"], score=round(float(s), 4), note=f"{basis} rank {s:.2f}"[:NOTE_CHARS]
-        )
-        for r, s in zip(records, scores, strict=True)
-    ]
-    best = [records[i] for i in np.argsort(-scores, kind="stable")[:3]]
+    items, best, text = ranked_evidence(records, scores, basis, "collaborative")
     facets = [
         facet("collaborative_basis", f"{basis} over {len(history)} visible interactions"),
         facet("strongest_links", title_list(best, 3)),
@@ -122,9 +116,6 @@ def collaborative_signal(episode: Episode) -> Fetched:
     ]
     summary = f"Most linked to the history by other users' interactions: {title_list(best, 3)}."
     output = ToolOutput(facets=facets, confidence=CONFIDENCE[bool(history)], summary=summary, items=items)
-    text = candidate_block(
-        [(r, f"collaborative score {s:.2f}", []) for r, s in zip(records, scores, strict=True)]
-    )
     stats = {
         "history_items": float(user["total"]),
         "collaborative_items": float(len(history)),

@@ -13,8 +13,8 @@ tool (`tool_agent.ITEM_ANSWER_TOKENS`: a base plus a share per candidate).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -23,7 +23,7 @@ from agents.chainrec.online.catalog import ToolCost, ToolSpec
 from agents.chainrec.online.evidence import clip01
 from agents.chainrec.online.tool_agent import ITEM_ANSWER_TOKENS, Episode, Fetched
 from agents.usage import estimate_tokens
-from prompts.chainrec import tool_messages
+from prompts.chainrec import candidate_block, tool_messages
 from state.chainrec.context import ChainRecContext
 from state.chainrec.schemas import NOTE_CHARS, ItemEvidence
 from state.context import Context, context_as
@@ -53,6 +53,19 @@ def knobs(ctx: ChainRecContext, cls: type[K]) -> K:
 def item_evidence(item_id: str, score: float, note: str) -> ItemEvidence:
     """One candidate's entry: score clipped into [0, 1] (4 decimals), note cut to the schema's length."""
     return ItemEvidence(item_id=item_id, score=round(clip01(score), 4), note=note[:NOTE_CHARS])
+
+
+def ranked_evidence(
+    records: Sequence[Mapping[str, Any]], scores: np.ndarray, basis: str, label: str
+) -> tuple[list[ItemEvidence], list[Mapping[str, Any]], str]:
+    """A scoring tool's answer parts for its candidates (`records`: their `get_item` rows, `scores`
+    in [0, 1]): each one's entry (note `<basis> rank 0.83`), the three best-scored records (ties in
+    the given order) and the candidate block with `<label> score 0.83` beside each."""
+    pairs = list(zip(records, scores, strict=True))
+    items = [item_evidence(r["item_id"], float(s), f"{basis} rank {s:.2f}") for r, s in pairs]
+    best = [records[i] for i in np.argsort(-np.asarray(scores), kind="stable")[:3]]
+    text = candidate_block([(r, f"{label} score {s:.2f}", []) for r, s in pairs])
+    return items, best, text
 
 
 def top_titles(env: Environment, items: Sequence[str], scores: np.ndarray, top: int = 3) -> str:

@@ -22,14 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from agents.baselines.fitted import is_cold_user, is_trained, model_scores
+from agents.baselines.fitted import fitted_model, is_cold_user, is_trained, model_scores
 from agents.baselines.trained import warm_mask, with_cold_fallback
 from agents.chainrec.online.catalog import ToolCost
 from agents.chainrec.online.evidence import percentile_ranks, title_list
 from agents.chainrec.online.item_tools import fetch_items
 from agents.chainrec.online.tool_agent import Episode, Fetched, facet
-from agents.router.method_tools.support import item_evidence, knobs, visible_items
-from prompts.chainrec import candidate_block
+from agents.router.method_tools.support import knobs, ranked_evidence, visible_items
 from state.baselines.context import BaselinesContext
 from state.chainrec.schemas import ToolOutput
 from world.environment import Environment
@@ -78,8 +77,6 @@ def train_models(env: Environment, ctx: object, models: Sequence[str]) -> dict[s
     """Train `models` on `env` (or read them from its cache), as their baselines' prepare step does;
     each model's training figures. For a world no baseline run trains on (the router's training
     world: its planner's tasks need models that never saw their targets)."""
-    from agents.baselines.fitted import fitted_model
-
     settings = knobs(ctx, BaselinesContext)  # type: ignore[arg-type]
     return {name: dict(fitted_model(env, settings, name).info) for name in models}
 
@@ -102,9 +99,7 @@ def trained_signal(episode: Episode, models: Sequence[str], words: str) -> Fetch
     scores = np.mean([percentile_ranks(values) for values in raw], axis=0)
     cold = [c for c, warm in zip(candidates, warm_mask(env, candidates), strict=True) if not warm]
     basis = "+".join(MODEL_NAMES[m] for m in models)
-    pairs = list(zip(records, scores, strict=True))
-    items = [item_evidence(r["item_id"], float(s), f"{basis} rank {s:.2f}") for r, s in pairs]
-    best = [records[i] for i in np.argsort(-scores, kind="stable")[:3]]
+    items, best, text = ranked_evidence(records, scores, basis, basis)
     facets = [
         facet("model_basis", f"{basis} over {len(history)} visible interactions ({words})"),
         facet("strongest_candidates", title_list(best, 3)),
@@ -112,7 +107,6 @@ def trained_signal(episode: Episode, models: Sequence[str], words: str) -> Fetch
     ]
     summary = f"{basis} rank highest: {title_list(best, 3)}."
     output = ToolOutput(facets=facets, confidence=CONFIDENCE, summary=summary, items=items)
-    text = candidate_block([(r, f"{basis} score {s:.2f}", []) for r, s in pairs])
     stats = {"history_items": float(len(history)), "cold_candidates": float(len(cold))}
     notes = (f"{len(cold)} cold candidates ranked last",) if cold else ()
     return Fetched(text, output, stats, tuple(candidates), needed=False, notes=notes)
