@@ -207,7 +207,6 @@ def _run(rep: Reproduction, header: list[str], rows: list[Any], say: Print) -> i
     rep.out.mkdir(parents=True, exist_ok=True)
     recorded = {"paper": rep.paper.name, "datasets": sources}
     (rep.out / SOURCES).write_text(json.dumps(recorded, indent=1) + "\n")
-    measured: dict[str, dict[str, Any]] = {}
     worst = 0
     for run in rep.runs:
         if not run.methods:
@@ -224,16 +223,12 @@ def _run(rep: Reproduction, header: list[str], rows: list[Any], say: Print) -> i
             header.append(f"{run.dataset}, scenario {run.scenario}{sample} not run: {error}")
             say(header[-1])
             continue
-        path = rep.out / run.folder / "metrics.json"
-        if path.exists():
-            measured[run.folder] = json.loads(path.read_text())
         if code not in (0, 3):  # a crash or interruption: the same command resumes
             return code
         worst = max(worst, code)
-    text, document = paper_report(
-        rep.paper, held_runs(rep.paper, rep.out, sources), sources, header, rep.args.llm
-    )
-    costs = cost_rows(rows, measured, rep.args.llm)
+    held = held_runs(rep.paper, rep.out, sources)  # this command's runs and earlier ones', read once
+    text, document = paper_report(rep.paper, held, sources, header, rep.args.llm)
+    costs = cost_rows(rows, held, rep.args.llm)  # only this command's planned runs have rows
     document["cost"] = costs
     text += cost_markdown(costs)
     (rep.out / "reproduce.md").write_text(text)

@@ -12,6 +12,12 @@ from bench.reproduce.papers import Paper, PaperDataset, UnknownPaperDataset
 from graphs.registry import METHODS
 
 
+def run_folder(dataset: str, scenario: str, sample: str = "") -> str:
+    """A run's output folder under OUT: NAME/scenario, a named sample's runs beside the main ones
+    (NAME/scenario-sample)."""
+    return f"{dataset}/{scenario}" + (f"-{sample}" if sample else "")
+
+
 @dataclass(frozen=True)
 class ScenarioRun:
     """One `recgraph bench` run of a reproduction."""
@@ -27,8 +33,8 @@ class ScenarioRun:
 
     @property
     def folder(self) -> str:
-        """Its output folder under OUT (a sample's runs beside the main ones)."""
-        return f"{self.dataset}/{self.scenario}" + (f"-{self.sample}" if self.sample else "")
+        """Its output folder under OUT (`run_folder`)."""
+        return run_folder(self.dataset, self.scenario, self.sample)
 
     def users(self, paper: Paper) -> int | str:
         """The paper's users for this run: its sample's size, else the protocol's (a count or "all")."""

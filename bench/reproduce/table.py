@@ -11,11 +11,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from bench.reproduce.papers import Paper, Table
-from bench.reproduce.plan import ScenarioRun, table_sample
+from bench.reproduce.plan import run_folder, table_sample
 from graphs.registry import METHODS
 
 Runs = Mapping[str, Mapping[str, Any]]
-"""Run folder under OUT (`ScenarioRun.folder`: NAME/scenario, or NAME/scenario-sample) -> its
+"""Run folder under OUT (`run_folder`: NAME/scenario, or NAME/scenario-sample) -> its
 metrics.json."""
 Sources = Mapping[str, Mapping[str, str]]
 """Paper dataset NAME -> {"path": what the user gave, "dataset": the loaded dataset's name}."""
@@ -57,7 +57,7 @@ def table_cells(paper: Paper, table: Table, runs: Runs) -> list[dict[str, Any]]:
         for column, value in zip(table.columns, row.values, strict=True):
             status = row_reason
             name = paper.column_dataset(column.dataset).name
-            run = runs.get(ScenarioRun(name, column.scenario, (), sample).folder)
+            run = runs.get(run_folder(name, column.scenario, sample))
             entry = ((run or {}).get("methods") or {}).get(row.method or "", {})
             ours, interval = entry.get(column.ours), entry.get(f"{column.ours}_ci")
             if reason := entry.get("not_run_reason"):  # it ran, but not as published: no number
@@ -102,7 +102,7 @@ def block_runs(paper: Paper, table: Table, column: str, runs: Runs) -> dict[str,
     name, sample = paper.column_dataset(column).name, table_sample(paper, table.id)
     found = {}
     for scenario in dict.fromkeys(c.scenario for c in table.columns if c.dataset == column):
-        if run := runs.get(ScenarioRun(name, scenario, (), sample).folder):
+        if run := runs.get(run_folder(name, scenario, sample)):
             found[scenario] = run
     return found
 
