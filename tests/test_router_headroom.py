@@ -80,9 +80,10 @@ def test_metrics_json_and_report_md_carry_the_block(tmp_path) -> None:  # type: 
 
 
 def test_trained_baselines_are_in_the_callable_oracle_and_the_llm_rankers_are_not() -> None:
-    """SASRec, GRU4Rec and LightGCN are router tools (SequentialSignal, GraphSignal): the callable
-    oracle takes them in. The LLMRank variants and AgentCF compete for best single, but no router
-    tool runs them: only the oracle over every single method takes them in (values by hand)."""
+    """SASRec, GRU4Rec, LightGCN, AgentCF and LLMRank's recency prompt are router tools
+    (SequentialSignal, GraphSignal, AgentMemories, RecencyRanking): the callable oracle takes them in.
+    LLMRank's other two prompts compete for best single, but no router tool runs them: only the
+    oracle over every single method takes them in (values by hand)."""
     rows = _rows(
         {
             "itemknn": [1.0, 0.0, 0.0, 0.5],  # mean 0.375
@@ -100,10 +101,11 @@ def test_trained_baselines_are_in_the_callable_oracle_and_the_llm_rankers_are_no
     block = router_headroom(rows)
     assert block is not None
     assert block["best_single"]["method"] == "sasrec" and block["best_single"]["ndcg@5"] == 0.625
-    assert list(block["callable_methods"]) == ["itemknn", "memrec", "sasrec", "gru4rec", "lightgcn"]
-    new = ["llmrank_sequential", "llmrank_recency", "llmrank_icl", "agentcf"]
+    callable_ = ["itemknn", "memrec", "sasrec", "gru4rec", "lightgcn", "llmrank_recency", "agentcf"]
+    assert list(block["callable_methods"]) == callable_
+    new = ["llmrank_sequential", "llmrank_icl"]
     assert block["not_callable"] == new
-    # itemknn ∨ memrec ∨ sasrec ∨ gru4rec ∨ lightgcn per user: 1.0, 0.5, 1.0, 0.5
+    # the best callable per user (llmrank_recency and agentcf add nothing here): 1.0, 0.5, 1.0, 0.5
     assert block["oracle"] == pytest.approx((1.0 + 0.5 + 1.0 + 0.5) / 4)
     assert block["oracle_all_singles"] == pytest.approx(1.0)  # every user has a 1.0 somewhere
     router = block["routers"]["router_learned"]
@@ -115,13 +117,16 @@ def test_trained_baselines_are_in_the_callable_oracle_and_the_llm_rankers_are_no
     assert "per-user oracle over every single method: 1.0000." in text
 
 
-def test_the_trained_baselines_are_callable_and_the_rest_are_not() -> None:
+def test_the_methods_with_a_router_tool_are_callable_and_the_rest_are_not() -> None:
     from agents.router.catalog import METHOD_FETCH
     from bench.router_headroom import CALLABLE, router_methods
     from graphs.registry import METHODS
 
-    new = ["llmrank_sequential", "llmrank_recency", "llmrank_icl", "agentcf"]
-    trained = {"sasrec": "SequentialSignal", "gru4rec": "SequentialSignal", "lightgcn": "GraphSignal"}
+    new = ["llmrank_sequential", "llmrank_icl"]
+    trained = {
+        "sasrec": "SequentialSignal", "gru4rec": "SequentialSignal", "lightgcn": "GraphSignal",
+        "agentcf": "AgentMemories", "llmrank_recency": "RecencyRanking",
+    }  # fmt: skip
     assert all(name in METHODS for name in [*new, *trained])
     assert router_methods([*new, *trained, "router_learned"]) == ["router_learned"]  # singles, never routers
     assert not set(new) & set(CALLABLE) and set(CALLABLE) <= set(METHODS)

@@ -29,11 +29,14 @@ def profile_vector(env: Environment, items: Sequence[str]) -> np.ndarray | None:
     return mean / (np.linalg.norm(mean) or 1.0)
 
 
-def similarity_order(env: Environment, profile_items: Sequence[str], items: Sequence[str]) -> list[str]:
-    """`items` by cosine to the mean of `profile_items`; by popularity when that is empty."""
+def similarity_scores(env: Environment, profile_items: Sequence[str], items: Sequence[str]) -> np.ndarray:
+    """Each of `items`' cosine to the mean of `profile_items`; training popularity when that is empty."""
     profile = profile_vector(env, profile_items)
     if profile is None:
-        scores = np.array([env.popularity.get(i, 0) for i in items], dtype=np.float64)
-    else:
-        scores = env.item_vectors()[[env.item_index[i] for i in items]] @ profile
-    return rank_by_scores(items, scores)
+        return np.array([env.popularity.get(i, 0) for i in items], dtype=np.float64)
+    return env.item_vectors()[[env.item_index[i] for i in items]] @ profile
+
+
+def similarity_order(env: Environment, profile_items: Sequence[str], items: Sequence[str]) -> list[str]:
+    """`items` by cosine to the mean of `profile_items`; by popularity when that is empty."""
+    return rank_by_scores(items, similarity_scores(env, profile_items, items))

@@ -1,10 +1,10 @@
-"""The router's catalog: ChainRec's Tool Agent Library plus the six method tools, their fetch
+"""The router's catalog: ChainRec's Tool Agent Library plus the eight method tools, their fetch
 functions, what each needs before it can run, and every action's planned cost.
 
 Catalog order (the `fixed` planner's chain and the tie order of every planner): the run's ChainRec
 library (`chainrec_library`, default the shipped eight tools), then MemoryNeighbourhood,
-PatternMemories, IntentEvidence, CollaborativeSignal, SequentialSignal, GraphSignal, then
-CandidateRank. With
+PatternMemories, IntentEvidence, CollaborativeSignal, SequentialSignal, GraphSignal,
+AgentMemories, RecencyRanking, then CandidateRank. With
 `router_method_tools=False` the router plans over the ChainRec library alone. The method tools'
 cards (with their fusion-weight fields) are registered at import through ChainRec's one extension
 point, agents/chainrec/online/extensions.py, so CandidateRank's fusion weighs them.
@@ -43,11 +43,13 @@ from agents.chainrec.online.library import LIBRARY
 from agents.chainrec.online.library_file import library_of
 from agents.chainrec.online.tool_agent import FetchFn
 from agents.router.method_tools import (
+    agent_memories,
     collaborative,
     graph_signal,
     intent_evidence,
     memory_neighbourhood,
     pattern_memories,
+    recency_ranking,
     sequential_signal,
 )
 from state.chainrec.context import ChainRecContext
@@ -60,6 +62,8 @@ METHOD_MODULES = (
     collaborative,
     sequential_signal,
     graph_signal,
+    agent_memories,
+    recency_ranking,
 )
 """The method tools' modules, in catalog order."""
 METHOD_FETCH: dict[str, FetchFn] = {
@@ -69,10 +73,12 @@ METHOD_FETCH: dict[str, FetchFn] = {
     collaborative.SPEC.name: collaborative.collaborative_signal,
     sequential_signal.SPEC.name: sequential_signal.sequential_signal,
     graph_signal.SPEC.name: graph_signal.graph_signal,
+    agent_memories.SPEC.name: agent_memories.agent_memories,
+    recency_ranking.SPEC.name: recency_ranking.recency_ranking,
 }
 """Method tool name -> its fetch function."""
 METHOD_TOOLS: Catalog = tuple(module.SPEC for module in METHOD_MODULES)
-"""The six method tools' specs (all item-side)."""
+"""The method tools' specs (all item-side)."""
 register_tools(METHOD_TOOLS)
 ROUTER_TOOLS: Catalog = (*TOOLS[:-1], *METHOD_TOOLS, TOOLS[-1])
 """The router's actions: ChainRec's tools, the method tools, CandidateRank last."""

@@ -1,5 +1,5 @@
 """The router's learned planner: trajectories over the router's catalog in ChainRec's training world,
-then SFT and DPO over its 15 actions, as the `prepare` step of `router_learned` and
+then SFT and DPO over its 17 actions, as the `prepare` step of `router_learned` and
 `router_learned_no_cost` (graphs/router/prepare.py calls `train_for_bench` after the
 prerequisites); a later run of the same protocol reuses the checkpoint.
 
@@ -14,11 +14,13 @@ What the method tools read there: MemoryNeighbourhood reads the training world's
 graph (`memrec_memory=""`: seeded from the training world's interactions, so no user memory names a
 validation target; the bench run's graph is never read), IntentEvidence and CollaborativeSignal the
 training world itself, SequentialSignal and GraphSignal the training world's own SASRec, GRU4Rec and
-LightGCN (`training_world_models`: the bench run's learned the training tasks' targets).
-PatternMemories is masked (`MASKED`): the bench pool is trained on the bench
-world (its windows include the validation items, the training targets) and the training world
-renames the dataset, so it is refused there; training a pool for the training world costs minutes.
-The reason is in every row, config.json and evaluation.json, and the learned router never picks it.
+LightGCN (`training_world_models`: the bench run's learned the training tasks' targets),
+RecencyRanking the training world's own history and item vectors. PatternMemories and AgentMemories
+are masked (`MASKED`): the bench pool and the bench AgentCF memories are trained on the bench world
+(its windows and replayed interactions include the validation items, the training targets), and
+neither can be rebuilt for the renamed training world cheaply (a pool costs minutes of training;
+AgentCF's training graph reads its world by dataset name). The reason is in every row, config.json
+and evaluation.json, and the learned router never picks them.
 
 Checkpoints live in the router catalog's own folder (`catalog_root`), keyed by the trajectory config
 (cost λ included), the knobs that change the tools' answers or planned tokens, and the training
@@ -52,6 +54,7 @@ from agents.chainrec.online.library_file import library_key, library_of
 from agents.chainrec.online.policy import ActionSpace, mark_latest
 from agents.router.catalog import fetch_for, router_catalog, router_costs, unavailable_tools
 from agents.router.method_tools import graph_signal, sequential_signal
+from agents.router.method_tools.agent_memories import NAME as AGENT_MEMORIES
 from agents.router.method_tools.pattern_memories import NAME as PATTERN_MEMORIES
 from agents.router.method_tools.trained_models import train_models
 from agents.router.rules import RouterRulePlanner
@@ -66,18 +69,25 @@ MASKED = {
         "masked in training: the bench AMEM4Rec pool is trained on windows that hold the validation "
         "items (the training targets) and is refused in the renamed training world; a pool for the "
         "training world costs minutes of training"
-    )
+    ),
+    AGENT_MEMORIES: (
+        "masked in training: the bench run's AgentCF memories replay its users' training "
+        "interactions, which hold the training tasks' targets; AgentCF's training graph reads its "
+        "world by dataset name, so it cannot train memories for the unnamed training world"
+    ),
 }
 """Tools the router's trajectories leave out, with why (the learned router never picks them)."""
 TRAINED_TOOLS = (sequential_signal, graph_signal)
 """Method tools that read a trained baseline: in the training world, its own copy of the model."""
 TOOL_KNOBS = (
     "chainrec_", "memrec_", "arag_", "router_collaborative", "router_sequential", "itemknn_", "bpr_",
-    "embedding_", "sasrec_", "gru4rec_", "lightgcn_",
+    "embedding_", "sasrec_", "gru4rec_", "lightgcn_", "llmrank_",
 )  # fmt: skip
 """Prefixes of the knobs that change the tools' heuristic answers, the fusion or planned tokens
 (keyed into the trajectories and the checkpoint)."""
-RUN_KNOBS = ("memrec_memory", "chainrec_checkpoint", "chainrec_planner", "chainrec_policy_stage")
+RUN_KNOBS = (
+    "memrec_memory", "agentcf_memory", "chainrec_checkpoint", "chainrec_planner", "chainrec_policy_stage",
+)  # fmt: skip
 """Knobs left out of the key: the run's own files and planner (training reads neither)."""
 PLANNER_KNOBS = ("chainrec_planner_state", "chainrec_dpo_beta")
 """Knobs only the planner's training reads (keyed into the checkpoint, not the trajectories): a row

@@ -1,11 +1,12 @@
 """The router's runtime knobs (graphs/router/graph.py): ChainRec's planner knobs plus the knobs of
-every method whose agents it calls as tools (MemRec, AMEM4Rec, ARAG, the classic baselines), and
+every method whose agents it calls as tools (MemRec, AMEM4Rec, ARAG, AgentCF, the baselines), and
 the fusion weights and cost term of those method tools."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from state.agentcf.context import AgentCFContext
 from state.amem4rec.context import Amem4RecContext
 from state.arag.context import AragContext
 from state.baselines.context import BaselinesContext
@@ -28,14 +29,17 @@ def _weight(tool: str, default: float) -> float:
 
 
 @dataclass(kw_only=True)
-class RouterContext(ChainRecContext, MemRecContext, Amem4RecContext, AragContext, BaselinesContext):
+class RouterContext(
+    ChainRecContext, MemRecContext, Amem4RecContext, AragContext, AgentCFContext, BaselinesContext
+):
     """The router: ChainRec's planner over ChainRec's library plus the method tools."""
 
     router_method_tools: bool = field(
         default=True,
         metadata={
             "description": "Router: offer the method tools (MemoryNeighbourhood, PatternMemories, "
-            "IntentEvidence, CollaborativeSignal, SequentialSignal, GraphSignal) to the planner; "
+            "IntentEvidence, CollaborativeSignal, SequentialSignal, GraphSignal, AgentMemories, "
+            "RecencyRanking) to the planner; "
             "false is ChainRec's own library."
         },
     )
@@ -69,3 +73,5 @@ class RouterContext(ChainRecContext, MemRecContext, Amem4RecContext, AragContext
     chainrec_weight_collaborative: float = _weight("CollaborativeSignal", 2.0)
     chainrec_weight_sequential: float = _weight("SequentialSignal", 2.0)
     chainrec_weight_graph: float = _weight("GraphSignal", 2.0)
+    chainrec_weight_agent_memories: float = _weight("AgentMemories", 1.0)
+    chainrec_weight_recency_ranking: float = _weight("RecencyRanking", 1.0)

@@ -66,7 +66,7 @@ class AgentModel(BaseChatModel):
         return ["\n".join(str(m.content) for m in messages) for _, messages in self.received]
 
 
-def _write_planted(folder: Path) -> Path:
+def write_planted(folder: Path) -> Path:
     """Six users; item 99 is the validation item of user a and the test item of users b and c, never
     a training interaction."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -95,8 +95,8 @@ def _write_planted(folder: Path) -> Path:
 
 @pytest.fixture
 def planted_dataset(tmp_path: Path) -> str:
-    """The planted catalog's path (see `_write_planted`)."""
-    return str(_write_planted(tmp_path / "planted"))
+    """The planted catalog's path (see `write_planted`)."""
+    return str(write_planted(tmp_path / "planted"))
 
 
 @pytest.fixture

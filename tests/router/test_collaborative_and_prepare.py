@@ -81,7 +81,12 @@ def test_prepare_runs_each_prerequisite_s_own_hook_and_composes_the_contexts(
         seen.append((request.method, request.context))  # type: ignore[arg-type]
         return Prepared(request.context, {"training": {"model": request.method}})
 
+    def agentcf_hook(request: PrepareRequest) -> Prepared:
+        seen.append(("agentcf", request.context))  # type: ignore[arg-type]
+        return Prepared(replace(request.context, agentcf_memory="memories.json"), {"training": 3})
+
     hooks = {
+        "graphs.agentcf.hooks:train_for_bench": agentcf_hook,
         "graphs.memrec.warmup:with_stage_w": memrec_hook,
         "graphs.amem4rec.hooks:train_for_bench": amem4rec_hook,
         "graphs.baselines.trained:train_for_bench": trained_hook,
@@ -90,16 +95,18 @@ def test_prepare_runs_each_prerequisite_s_own_hook_and_composes_the_contexts(
     request = PrepareRequest("router", ["1"], "classic", {}, tmp_path, 1, RouterContext())
     done = prepare.prepare_for_bench(request)
     trained = ["sasrec", "gru4rec", "lightgcn"]
-    assert [name for name, _ in seen] == ["memrec", "amem4rec", *trained]
+    assert [name for name, _ in seen] == ["memrec", "amem4rec", *trained, "agentcf"]
     assert seen[1][1].memrec_memory == "graph.sqlite"  # the second hook sees the first one's context
     assert isinstance(done.context, RouterContext)
-    assert (done.context.memrec_memory, done.context.amem4rec_pool) == ("graph.sqlite", "pool")
+    composed = done.context.memrec_memory, done.context.amem4rec_pool, done.context.agentcf_memory
+    assert composed == ("graph.sqlite", "pool", "memories.json")
     assert done.metrics == {
         "prerequisites": {
             "memrec": {"stage_w": 1},
             "amem4rec": {"training": 2},
             **{name: {"training": {"model": name}} for name in trained},
+            "agentcf": {"training": 3},
         }
     }
     bare = replace(request, context=RouterContext(router_method_tools=False))
-    assert prepare.prepare_for_bench(bare).metrics == {} and len(seen) == 5
+    assert prepare.prepare_for_bench(bare).metrics == {} and len(seen) == 6

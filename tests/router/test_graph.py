@@ -38,7 +38,7 @@ def offline(tmp_path: Path, **knobs: object) -> RouterContext:
 def test_the_planner_edge_reaches_every_tool_node_and_candidate_rank() -> None:
     drawn = graph.get_graph()
     tool_nodes = {spec.node for spec in ROUTER_TOOLS}
-    assert len(tool_nodes) == 15 and tool_nodes >= METHOD_NODES
+    assert len(tool_nodes) == 17 and tool_nodes >= METHOD_NODES
     assert tool_nodes | {"planner", "validate_input"} <= set(drawn.nodes)
     branches = {e.target for e in drawn.edges if e.source == "planner"}
     assert branches == tool_nodes and all(e.conditional for e in drawn.edges if e.source == "planner")
@@ -80,7 +80,9 @@ def test_unavailable_tools_stay_masked_with_their_reason_in_mask_notes(tmp_path:
         "PatternMemories",
         "SequentialSignal",
         "GraphSignal",
+        "AgentMemories",
     }
+    assert final["mask_notes"]["AgentMemories"].startswith("no AgentCF memories for ml-100k")
     assert "no MemRec memory graph at" in final["mask_notes"]["MemoryNeighbourhood"]
     assert "SASRec, GRU4Rec not trained for ml-100k" in final["mask_notes"]["SequentialSignal"]
     assert final["mask_notes"]["PatternMemories"].startswith("no trained AMEM4Rec pool")
@@ -117,7 +119,7 @@ def test_heuristic_episode_on_the_shared_amazon_cds_sample(shared_data: Path, tm
     tools = output["details"]["tools"]
     # no ratings, authors or locations in this file; no memory graph, no pool here
     chainrec_part = ["LongTermPreference", "ShortTermPreference", "ItemSemantic", "ItemProfile"]
-    assert tools == [*chainrec_part, "IntentEvidence", "CollaborativeSignal"]
+    assert tools == [*chainrec_part, "IntentEvidence", "CollaborativeSignal", "RecencyRanking"]
     assert {m["role"] for m in output["trace"]} >= {"intent_evidence", "collaborative_signal"}
 
 

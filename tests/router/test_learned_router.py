@@ -96,13 +96,13 @@ def test_without_a_checkpoint_the_learned_router_refuses_in_one_line() -> None:
     to train one; ChainRec's checkpoints (another catalog, another folder) are never borrowed."""
     context = RouterContext(dataset="ml-100k", chainrec_planner="learned")
     root = catalog_root("ml-100k", ROUTER_TOOLS)
-    assert root.name.startswith("catalog_planner-15-") and root.name != "chainrec_planner"
+    assert root.name.startswith("catalog_planner-17-") and root.name != "chainrec_planner"
     if (root / "latest.json").is_file() and '"all"' in (root / "latest.json").read_text():
         pytest.skip("this cache holds a router checkpoint over every scenario")
     expected = (
         "no learned planner checkpoint for ml-100k (all): train one with `recgraph chainrec train "
         "--library router --dataset ml-100k --scope run --scenario cold_item` (over the router's "
-        "15-action catalog; `recgraph bench --methods router_learned` trains one too), or set "
+        "17-action catalog; `recgraph bench --methods router_learned` trains one too), or set "
         "chainrec_checkpoint"
     )
     with pytest.raises(MissingCheckpoint) as refused:
@@ -150,7 +150,7 @@ def test_the_learned_router_never_picks_a_tool_its_trajectories_masked(trained) 
     assert unmasked[PATTERN_MEMORIES] > 0  # the raw policy would give it some probability
     choice = CatalogLearnedPlanner(context, ROUTER_TOOLS).decide(view)
     assert choice.action != PATTERN_MEMORIES and PATTERN_MEMORIES not in choice.scores
-    assert set(choice.scores) == {name for name, ok in mask.items() if ok} - {PATTERN_MEMORIES}
+    assert set(choice.scores) == {name for name, ok in mask.items() if ok} - set(MASKED)
 
 
 def test_every_cost_weight_trains_on_one_trajectory_set(trained) -> None:  # type: ignore[no-untyped-def]

@@ -80,8 +80,9 @@ def test_an_unavailable_method_tool_is_masked_with_its_reason() -> None:
     assert not mask[PATTERN_MEMORIES] and notes[PATTERN_MEMORIES] == NO_POOL
     assert mask[MEMORY_NEIGHBOURHOOD] and mask[INTENT_EVIDENCE] and mask[COLLABORATIVE]
     assert not mask[CANDIDATE_RANK]  # no evidence yet
-    assert feasible_actions(mask, ROUTER_TOOLS)[-5:] == [
+    assert feasible_actions(mask, ROUTER_TOOLS)[-7:] == [
         MEMORY_NEIGHBOURHOOD, INTENT_EVIDENCE, COLLABORATIVE, "SequentialSignal", "GraphSignal",
+        "AgentMemories", "RecencyRanking",
     ]  # fmt: skip
     # the domain rule comes first; a used method tool is "already called"
     mask, notes = feasibility([COLLABORATIVE], 6, PLAIN, ROUTER_TOOLS, {PATTERN_MEMORIES: NO_POOL})
@@ -162,13 +163,15 @@ def test_rule_planner_stops_when_its_plan_is_done() -> None:
 def test_planners_plan_over_the_catalog_they_are_given() -> None:
     ctx = RouterContext(chainrec_planner="fixed")
     fixed = planner_for(ctx, ROUTER_TOOLS, rule_for(ROUTER_TOOLS))
-    assert isinstance(fixed, FixedPlanner) and fixed.chain[-6:] == [
+    assert isinstance(fixed, FixedPlanner) and fixed.chain[-8:] == [
         MEMORY_NEIGHBOURHOOD,
         PATTERN_MEMORIES,
         INTENT_EVIDENCE,
         COLLABORATIVE,
         "SequentialSignal",
         "GraphSignal",
+        "AgentMemories",
+        "RecencyRanking",
     ]
     assert parse_chain("collaborative_signal, ItemProfile", ROUTER_TOOLS) == [COLLABORATIVE, ITEM_PROFILE]
     with pytest.raises(ValueError, match="unknown ChainRec tool 'collaborative_signal'"):

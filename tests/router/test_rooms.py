@@ -35,7 +35,7 @@ def test_the_method_tools_are_the_router_s() -> None:
     names = {spec.name for spec in METHOD_TOOLS}
     assert names == {
         "MemoryNeighbourhood", "PatternMemories", "IntentEvidence", "CollaborativeSignal", "SequentialSignal",
-        "GraphSignal",
+        "GraphSignal", "AgentMemories", "RecencyRanking",
     }  # fmt: skip
     assert (REPO / "agents/router/method_tools/memory_neighbourhood.py").is_file()
     assert not (REPO / "agents/chainrec/online/method_tools").exists()

@@ -58,13 +58,15 @@ def test_cli_trains_the_router_checkpoint_router_learned_reads(
     assert "fusion (auto): " in out
     folder = next(tmp_path.glob("all-*"))  # one planner over every scenario (--scope run)
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    assert config["actions"][-7:] == [
+    assert config["actions"][-9:] == [
         "MemoryNeighbourhood",
         "PatternMemories",
         "IntentEvidence",
         "CollaborativeSignal",
         "SequentialSignal",
         "GraphSignal",
+        "AgentMemories",
+        "RecencyRanking",
         "CandidateRank",
     ]
     assert config["trajectories"]["cost_lam"] == 1e-06

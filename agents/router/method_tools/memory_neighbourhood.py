@@ -33,6 +33,7 @@ from agents.chainrec.online.tool_agent import Episode, Fetched, facet
 from agents.memrec.neighbourhood_view import NeighbourhoodView, neighbourhood_view
 from agents.memrec.synthesis import fit_budget, neighbour_notes
 from agents.router.method_tools.support import (
+    hides_history,
     item_evidence,
     knobs,
     planned_cost,
@@ -114,12 +115,6 @@ def _candidate_lines(env: Environment, candidates: list[str], view: Neighbourhoo
     return "\n".join(lines)
 
 
-def _hides_history(env: Environment, user_id: str, visible: list[str]) -> bool:
-    """Whether the scenario hides some of the user's training interactions."""
-    case = env.cases.get(user_id)
-    return case is not None and not {event.item_id for event in case.history} <= set(visible)
-
-
 def memory_neighbourhood(episode: Episode) -> Fetched:
     """MemoryNeighbourhood: MemRec's curated neighbourhood, facets and Vector scores (see the module
     docstring)."""
@@ -128,7 +123,7 @@ def memory_neighbourhood(episode: Episode) -> Fetched:
     view = neighbourhood_view(env, memrec, user, candidates, visible)
     curated = view.curated
     kept, n_items = len(curated.node_ids), int(curated.is_item.sum())
-    hidden = _hides_history(env, user, visible)
+    hidden = hides_history(env, user, visible)
     user_memory = "" if hidden else view.user_memory
     candidates_text = _candidate_lines(env, candidates, view)
     notes = neighbour_notes(env, curated, view.memories)

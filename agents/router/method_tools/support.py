@@ -43,6 +43,13 @@ def visible_items(episode: Episode) -> list[str]:
     return [event.item_id for event in scope.corpus.visible_events(scope.user_id, scope.scenario)]
 
 
+def hides_history(env: Environment, user_id: str, visible: Sequence[str]) -> bool:
+    """Whether the scenario hides some of the user's training interactions (`visible`: what the
+    episode shows of them)."""
+    case = env.cases.get(user_id)
+    return case is not None and not {event.item_id for event in case.history} <= set(visible)
+
+
 def knobs(ctx: ChainRecContext, cls: type[K]) -> K:
     """The run's context as the wrapped method's context: the router's context already is one (it
     inherits every method's knobs); a plain ChainRec context gets that method's defaults for its own
