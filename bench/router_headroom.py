@@ -7,8 +7,8 @@ methods that are not routers:
 - the per-user oracle over the methods whose agents the router can call (`CALLABLE`: each user's
   best ndcg@5 among them), and the share of the oracle's headroom over the best single method the
   router captures: (router − best) / (oracle − best), None when the oracle has no headroom;
-- the run's other single methods (`not_callable`: the other LLM rankers, AgentCF's variants, ...), which the best
-  single method is chosen among but which no router tool runs, and the oracle over every single
+- the run's other single methods (`not_callable`: the other LLM rankers, AgentCF's variants, ...),
+  which the best single method is chosen among but which no router tool runs, and the oracle over every single
   method (`oracle_all_singles`): what a router that could also call them would have to gain. They
   are not in `CALLABLE` because the router's catalog has no tool for them, so an oracle over them
   would promise headroom the router cannot reach.
