@@ -12,10 +12,11 @@ from graphs.hooks import CallPlan
 from graphs.method_spec import MethodSpec, ServiceGraph
 from state.router.context import RouterContext
 
-ALL_TOOLS = 12
-"""The router's library size (ChainRec's 8 tools and 4 method tools): `router_fixed` may call all."""
+ALL_TOOLS = 16
+"""The router's library size (ChainRec's 8 tools and 8 method tools): `router_fixed` may call all."""
 PREPARE = "graphs.router.prepare:prepare_for_bench"
-"""Runs the method tools' prerequisites (MemRec's memory graph, AMEM4Rec's pool) before ranking."""
+"""Runs the method tools' prerequisites (MemRec's memory graph, AMEM4Rec's pool, the trained
+baselines' models, AgentCF's memories) before ranking."""
 TRAINED_PLANNER = (
     "a learned planner checkpoint over the router's catalog (this method's bench prepare trains one: "
     "graphs/router/learned.py)"
@@ -24,11 +25,14 @@ TRAINED_PLANNER = (
 
 
 def router_calls(context: RouterContext, candidates: int) -> CallPlan:
-    """At most one tool agent per step of the budget (CollaborativeSignal asks none), CandidateRank,
+    """At most one tool agent per step of the budget (the trained-signal tools ask none), CandidateRank,
     and with the LLM planner one planning request per decision."""
     steps = context.chainrec_max_steps
     planner = steps + 1 if context.chainrec_planner == "llm" else 0
-    note = "plus the prerequisites' prepare (MemRec Stage W warm-up, AMEM4Rec pool training)"
+    note = (
+        "plus the prerequisites' prepare (MemRec Stage W warm-up, AMEM4Rec pool and AgentCF memory "
+        "training)"
+    )
     return CallPlan(steps + 1 + planner, at_most=True, note=note if context.router_method_tools else "")
 
 

@@ -38,6 +38,10 @@ def test_the_method_tools_are_the_router_s() -> None:
         "GraphSignal", "AgentMemories", "RecencyRanking",
     }  # fmt: skip
     assert (REPO / "agents/router/method_tools/memory_neighbourhood.py").is_file()
+    from agents.router.catalog import ROUTER_TOOLS
+    from graphs.router.spec import ALL_TOOLS
+
+    assert len(ROUTER_TOOLS) - 1 == ALL_TOOLS  # router_fixed's budget reaches every evidence tool
     assert not (REPO / "agents/chainrec/online/method_tools").exists()
 
 
