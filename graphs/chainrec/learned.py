@@ -97,6 +97,7 @@ def training_summary(trained: Trained, config: TrajectoryConfig, stage: str) -> 
         **{k: v for k, v in trained.data.items() if k in kept},
         "heldout": trained.evaluation.get("planners", {}),
         "best_fixed_chain": trained.evaluation.get("best_fixed_chain"),
+        "chains_by_scenario": trained.evaluation.get("chains_by_scenario", {}),
         "fusion": trained.evaluation.get("fusion"),
     }
 

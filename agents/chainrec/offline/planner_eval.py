@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.chainrec.offline.chain_wins import chains_by_scenario
 from agents.chainrec.offline.chains import chain_actions
 from agents.chainrec.offline.policy_data import StateTable, best_chain
 from agents.chainrec.offline.rollout import (
@@ -200,4 +201,5 @@ def compare_planners(
         "planners": {name: _summary(held, found, lam) for name, found in chains.items()},
         "heldout_users": list(heldout_users),
         "per_task": {name: _per_task(held, found, lam) for name, found in chains.items()},
+        "chains_by_scenario": chains_by_scenario(held, chains),
     }
