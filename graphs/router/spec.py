@@ -38,7 +38,7 @@ def router_calls(context: RouterContext, candidates: int) -> CallPlan:
 
 ROUTER_LEARNS = (
     "its method tools' state: MemRec's memory (with Stage W), AMEM4Rec's pool, BPR's factors, the "
-    "baselines' SASRec, GRU4Rec and LightGCN"
+    "baselines' SASRec, GRU4Rec and LightGCN, AgentCF's memories"
 )
 """What the router's tools learned from (each from training interactions only)."""
 
