@@ -52,7 +52,7 @@ def test_chainrec_graph_draws_every_tool_branch(server: DevServer) -> None:  # n
 
 ROUTER_TOOLS = TOOLS | {
     "memory_neighbourhood", "pattern_memories", "intent_evidence", "collaborative_signal",
-    "sequential_signal", "graph_signal",
+    "sequential_signal", "graph_signal", "agent_memories", "recency_ranking",
 }  # fmt: skip
 
 
