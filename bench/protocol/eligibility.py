@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from bench.protocol.retrieval_candidates import RETRIEVAL_SOURCES
 from world.data import natural_key
-from world.dataset_environment import scenario_cases
-from world.environment import Environment
+from world.dataset_environment import Environment, scenario_cases
 from world.errors import ProtocolError
 from world.scenarios import (
     BENCH_SCENARIOS,

@@ -13,8 +13,7 @@ from bench.protocol.retrieval_candidates import RETRIEVAL_SOURCES, retrieval_can
 from bench.protocol.spec import EvalCase, Protocol, check_protocol
 from state.context import Context
 from world.data import natural_key
-from world.dataset_environment import scenario_cases
-from world.environment import Environment
+from world.dataset_environment import Environment, scenario_cases
 from world.errors import ProtocolError
 from world.evaluation_world import world_spec
 from world.scenarios import check_scenario
