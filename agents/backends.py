@@ -84,7 +84,7 @@ def build_chat_model(
         if not url:
             raise RecgraphError(
                 "the sim backend needs a running simulator: pass --llm sim to recgraph (it starts "
-                "one) or set RECGRAPH_BASE_URL to a bench.sim_server address"
+                "one) or set RECGRAPH_BASE_URL to an llmsim.server address"
             )
         model, api_key = SIM_MODEL, "sim"
     else:

@@ -1,9 +1,9 @@
 """What a method reads and learns from, as its registry entry declares it (`MethodSpec.evidence`).
 
-Each method's room declares one `EvidenceUse` per method; `bench/fairness.py` renders them, with the
-knob values the method runs with, as docs/benchmarking.md's fairness table, and
-`tests/test_fairness.py` renders every LLM method's prompts to check the declarations against what
-the prompts really show. The one contract the LLM methods share is `prompts/evidence.py`.
+Each method's room declares one `EvidenceUse` per method; `bench/report/fairness.py` renders them,
+with the knob values the method runs with, as docs/benchmarking.md's fairness table, and
+`tests/bench/report/test_fairness.py` renders every LLM method's prompts to check the declarations
+against what the prompts really show. The one contract the LLM methods share is `prompts/evidence.py`.
 """
 
 from __future__ import annotations

@@ -74,7 +74,7 @@ def remote_name(work_dir: Path, *parts: str) -> str:
 
 
 class RemoteRunner(Protocol):
-    """The deployment a `remote_prepare` hook drives (bench/remote_replicas.py implements it)."""
+    """The deployment a `remote_prepare` hook drives (bench/run/remote_replicas.py implements it)."""
 
     servers: tuple[str, ...]
     """The deployment's URLs (replicas sharing one database)."""
@@ -167,7 +167,7 @@ class MethodSpec:
     method with a `prepare` hook is refused under --server."""
     preload: Hook = ""
     """(context) -> None: heavy one-time loading (a model, dataset-wide arrays), started by bench in a
-    background thread when the run starts and awaited before `prepare` (bench/preload.py)."""
+    background thread when the run starts and awaited before `prepare` (bench/run/preload.py)."""
     perf_prepare: Hook = ""
     """(PrepareRequest) -> Prepared run by `bench perf` before its warm-up pass, with a scratch
     `work_dir`: the state its users are ranked on (AMEM4Rec trains a small pool there)."""
@@ -195,11 +195,12 @@ class MethodSpec:
     planner checkpoint: `prepare` builds it for `recgraph bench`; in Studio and `graph.invoke()` the
     graph refuses in one line saying how to build it, never ranking with something else instead."""
     evidence: EvidenceUse | None = None
-    """What it reads and learns from (the fairness table, bench/fairness.py); every method declares it."""
+    """What it reads and learns from (the fairness table, bench/report/fairness.py); every method
+    declares it."""
     item_vectors: bool = False
     """True when its nodes read the MiniLM item vectors of a user's history and candidates: bench and
     bench perf embed those rows for every evaluated user in large batches before ranking
-    (bench/item_prefetch.py) instead of a few rows per user."""
+    (bench/run/item_prefetch.py) instead of a few rows per user."""
 
     def __post_init__(self) -> None:
         check_reference(self.graph, f"graph of {self.summary!r}")

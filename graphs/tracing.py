@@ -14,7 +14,7 @@ tags and metadata a reviewer filters on; routing functions left out of the tree.
   invocation it makes is a root run instead of a child of a "bench:<method>" wrapper.
 
 Tracing itself (on/off, endpoint, project) is LangChain's: `LANGSMITH_TRACING` and friends, or
-`langsmith.run_helpers.tracing_context` (what `recgraph bench --trace` uses, see bench/tracing.py).
+`langsmith.run_helpers.tracing_context` (what `recgraph bench --trace` uses, see bench/run/tracing.py).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ Every LLM ranker's prompt therefore takes these three things from here and nowhe
   `Context.use_instruction = False` withholds it;
 - **the visible history**: the most recent `Context.history_items` items of the scenario's visible
   history (0: all of it). A method that shows less or more does so only through a knob of its own,
-  listed in docs/benchmarking.md's fairness table (`bench.fairness`).
+  listed in docs/benchmarking.md's fairness table (`bench.report.fairness`).
 
 A title-only dataset without reviews or instructions gets exactly the item lines of
 `prompts.common.item_line`.

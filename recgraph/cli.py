@@ -184,7 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from pydantic import ValidationError
 
     from agents.backends import check_backend
-    from bench.crash import EXIT_METHOD_CRASHED, MethodCrashed, append_errors_log
+    from bench.run.crash import EXIT_METHOD_CRASHED, MethodCrashed, append_errors_log
     from recgraph import commands
     from state.contract import InvalidRecInput
     from world.errors import RecgraphError
@@ -211,7 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("recgraph: interrupted; rerun the same command to resume", file=sys.stderr)
         return 130
     finally:
-        preloads = sys.modules.get("bench.preload")  # loaded only when a run started preloads
+        preloads = sys.modules.get("bench.run.preload")  # loaded only when a run started preloads
         if preloads is not None:
             preloads.settle_preloads()
 

@@ -23,9 +23,9 @@ from rich.table import Table
 from recgraph.server_runs import remote_pool, remote_replicas, report_servers
 
 if TYPE_CHECKING:
-    from bench.crash import RunStopped
-    from bench.knob_settings import KnobSettings
-    from bench.protocol import Protocol
+    from bench.protocol.knob_settings import KnobSettings
+    from bench.protocol.spec import Protocol
+    from bench.run.crash import RunStopped
     from recgraph.progress_log import ProgressLog
 
 # Piped output gets a wide console so the comparison table is not squeezed to 80 columns.
@@ -48,7 +48,7 @@ def bench_or_perf(args: argparse.Namespace) -> int:
 def protocol_from_args(args: argparse.Namespace, llm: str, knobs: KnobSettings | None = None) -> Protocol:
     """The `Protocol` named by the bench options (dataset, candidates, seed, scenario, users, and
     the `--set` knobs)."""
-    from bench.protocol import Protocol, user_count
+    from bench.protocol.spec import Protocol, user_count
 
     return Protocol(
         dataset=args.dataset,
@@ -69,7 +69,7 @@ def bench(args: argparse.Namespace) -> int:
     from graphs.registry import method_context, parse_methods
 
     methods = parse_methods(args.methods)  # first: a misspelt name is refused before heavy imports
-    from bench.knob_settings import knob_settings
+    from bench.protocol.knob_settings import knob_settings
 
     knobs = knob_settings(getattr(args, "set", None) or [], methods)  # --set, checked against the classes
     from world.datasets import check_dataset_spec
@@ -77,16 +77,18 @@ def bench(args: argparse.Namespace) -> int:
     check_dataset_spec(args.dataset)
     replicas = remote_replicas(args, methods)  # --server: every URL answers, before any heavy work
     from agents.backends import describe_backend
-    from bench import report, report_console
-    from bench.compare import add_statistics, check_reference, per_user_rows
-    from bench.crash import RunStopped, record_stop
-    from bench.eligibility import candidates_block, describe_candidates, describe_cases
-    from bench.fallbacks import EXIT_TOO_MANY_FALLBACKS
-    from bench.planned_calls import describe_plan, planned_calls, plans_tokens
-    from bench.protocol import check_protocol, plan_cases
-    from bench.router_headroom import router_headroom
-    from bench.runner import run_benchmark
-    from bench.tracing import bench_tracing
+    from bench.cost.planned_calls import describe_plan, planned_calls, plans_tokens
+    from bench.protocol.eligibility import candidates_block, describe_candidates, describe_cases
+    from bench.protocol.plan import plan_cases
+    from bench.protocol.spec import check_protocol
+    from bench.report import console as report_console
+    from bench.report import outputs as report
+    from bench.report.router_headroom import router_headroom
+    from bench.run.crash import RunStopped, record_stop
+    from bench.run.runner import run_benchmark
+    from bench.run.tracing import bench_tracing
+    from bench.stats.compare import add_statistics, check_reference, per_user_rows
+    from bench.stats.fallbacks import EXIT_TOO_MANY_FALLBACKS
     from recgraph.bench_progress import bench_progress
     from recgraph.fallback_options import fallback_check
     from recgraph.llm_session import context_from_args, llm_session
@@ -104,10 +106,10 @@ def bench(args: argparse.Namespace) -> int:
     check_protocol(protocol)
     if args.concurrency < 1:
         raise ProtocolError(f"--concurrency must be at least 1, got {args.concurrency}")
-    from bench.workers import check_workers  # --workers N (bench/workers.py)
+    from bench.run.workers import check_workers  # --workers N (bench/run/workers.py)
 
     check_workers(args.workers, args.concurrency, getattr(args, "trace", False))
-    from bench.preload import start_preloads  # methods' one-time loading overlaps the dataset's
+    from bench.run.preload import start_preloads  # methods' one-time loading overlaps the dataset's
 
     if replicas is None:  # the servers load their own models
         start_preloads(methods, context_from_args(args))
@@ -133,7 +135,7 @@ def bench(args: argparse.Namespace) -> int:
     planned = getattr(args, "planned", None)  # `recgraph reproduce` probed this run's plan already
     if planned is None and plans_tokens(args.llm):  # said before a paid backend starts: it can be stopped
         pending = {m: sum(1 for c in cases if c.user_id not in log.done(m)) for m in methods}
-        from bench.cost.probe import probe  # tokens: the prompts of a few users under the loopback sim
+        from bench.run.cost_probe import probe  # tokens: the prompts of a few users under the loopback sim
 
         probed = probe(methods, cases, protocol, context_from_args(args))
         planned = planned_calls(methods, pending, context_from_args(args), protocol.candidates, probed)
@@ -157,7 +159,7 @@ def bench(args: argparse.Namespace) -> int:
                 tracing, args.workers, on_phase_end=progress.end, checkpoints=args.checkpoints, remote=remote,
                 knobs=knobs,
             )  # fmt: skip
-        except RunStopped as stop:  # a method failed: report the ones that finished (bench/crash.py)
+        except RunStopped as stop:  # a method failed: report the ones that finished (bench/run/crash.py)
             results, stopped = stop.results, stop
         server_stats = server.stats() if server else None
     if remote is not None:  # runs per server and retries, per method (metrics.json) and in one line
@@ -194,7 +196,7 @@ def bench(args: argparse.Namespace) -> int:
 def stopped_exit(stopped: RunStopped, out: Path) -> int:
     """The one line of a stopped run: a crash's (exit `EXIT_METHOD_CRASHED`), or the user-input
     error that stopped it re-raised (the CLI prints it, exit 2)."""
-    from bench.crash import EXIT_METHOD_CRASHED, MethodCrashed
+    from bench.run.crash import EXIT_METHOD_CRASHED, MethodCrashed
 
     if not isinstance(stopped.error, MethodCrashed):
         raise stopped.error
@@ -242,8 +244,9 @@ def recommend(args: argparse.Namespace) -> int:
 
     args.dataset = scenario_spec(args.dataset, args.scenario)  # AgentRecBench: the scenario's own view
     from agents.backends import describe_backend
-    from bench.crash import MethodCrashed, is_crash
-    from bench.protocol import Protocol, plan_cases_for
+    from bench.protocol.plan import plan_cases_for
+    from bench.protocol.spec import Protocol
+    from bench.run.crash import MethodCrashed, is_crash
     from graphs.tracing import run_config
     from recgraph.llm_session import llm_session
     from recgraph.recommend_notes import fallback_notice
@@ -276,8 +279,8 @@ def recommend(args: argparse.Namespace) -> int:
             candidates=args.candidates,
         )
         try:
-            if args.server:  # the deployment runs the graph (bench/remote.py)
-                from bench.remote import recommend_remotely
+            if args.server:  # the deployment runs the graph (bench/run/remote.py)
+                from bench.run.remote import recommend_remotely
                 from recgraph.server_runs import server_key
 
                 config = dict(tracing_config)

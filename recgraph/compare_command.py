@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 if TYPE_CHECKING:
-    from bench.compare import RunComparison
+    from bench.stats.compare import RunComparison
 
 DEFAULT_METRICS = "hit@1,ndcg@5,mrr,avg_hr"
 
@@ -38,7 +38,7 @@ def add_compare_parser(commands: argparse._SubParsersAction) -> argparse.Argumen
 
 def compare(args: argparse.Namespace) -> int:
     """Load both runs, refuse different protocols, print warnings and the paired table."""
-    from bench.compare import compare_runs, load_run, run_metrics
+    from bench.stats.compare import compare_runs, load_run, run_metrics
 
     run_a, run_b = load_run(args.run_a), load_run(args.run_b)
     metrics = selected_metrics(run_metrics(run_a), args.metrics)
@@ -51,7 +51,7 @@ def compare(args: argparse.Namespace) -> int:
 
 def selected_metrics(available: list[str], text: str) -> list[str]:
     """The metrics to compare: `all`, or the named ones (refusing names the run does not have)."""
-    from bench.compare import RunFolderError
+    from bench.stats.compare import RunFolderError
 
     if text.strip() == "all":
         return available
@@ -68,7 +68,7 @@ def comparison_table(result: RunComparison, metrics: list[str]) -> Table:
     """One row per (method, metric): A, B, B − A with its interval at the verdict's Holm level, p, Holm
     p and the verdict."""
     from agents.backends import describe_backend
-    from bench import stats
+    from bench.stats import significance as stats
 
     a, b = result.a, result.b
     protocol = a.protocol

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from bench.fallbacks import (
+from bench.stats.fallbacks import (
     DEFAULT_FAIL_ABOVE,
     DEFAULT_REPAIR_WARN_ABOVE,
     DEFAULT_WARN_ABOVE,

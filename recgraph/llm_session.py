@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from bench.protocol.knob_settings import OWN_OPTIONS, option_dest
 from state.context import Context
 
 SIM_TIMEOUT = 2.0
@@ -16,17 +17,11 @@ SIM_TIMEOUT = 2.0
 def context_from_args(args: argparse.Namespace, schema: type[Context] = Context, **overrides: Any) -> Context:
     """The run's context from the shared dataset and LLM options: the common `Context`, or a method
     family's class (`schema`) when a family's command needs its knobs."""
-    timeout = args.llm_timeout or (SIM_TIMEOUT if args.llm == "sim" else 60.0)
-    fields: dict[str, Any] = {
-        "dataset": args.dataset,
-        "seed": args.seed,
-        "llm": args.llm,
-        "base_url": args.base_url,
-        "llm_timeout": timeout,
-        "llm_retries": args.llm_retries,
-        "max_connection_failures": getattr(args, "max_connection_failures", Context.max_connection_failures),
-        "requests_per_second": args.rps,
-    }
+    fields: dict[str, Any] = {"max_connection_failures": Context.max_connection_failures}  # optional
+    for name, option in OWN_OPTIONS.items():  # every knob bench sets from an option of its own
+        if name not in fields or hasattr(args, option_dest(option)):
+            fields[name] = getattr(args, option_dest(option))
+    fields["llm_timeout"] = args.llm_timeout or (SIM_TIMEOUT if args.llm == "sim" else 60.0)
     if args.llm == "sim":
         fields["llm_backoff"] = 0.05  # the simulator's 429s carry retry-after: 0
     fields.update(overrides)
@@ -51,7 +46,7 @@ def llm_session(
         preflight(context)
         yield context, None
         return
-    from bench.sim_process import SimServer
+    from llmsim.process import SimServer
 
     server = SimServer(
         latency=args.sim_latency if latency is None else latency,

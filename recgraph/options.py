@@ -6,7 +6,7 @@ import argparse
 import os
 from typing import Any
 
-from bench.sim_engine import FAULT_KINDS, OPT_IN_FAULTS
+from llmsim.faults import FAULT_KINDS, OPT_IN_FAULTS
 from world.scenarios import BENCH_SCENARIOS
 
 LLM_BACKENDS = ("heuristic", "local", "sim", "openai:<model>")

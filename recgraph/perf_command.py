@@ -14,8 +14,8 @@ from recgraph.commands import console, protocol_from_args
 
 def perf(args: argparse.Namespace) -> int:
     """Measure overhead, critical path, throughput and tokens; write `<out>/perf.json`."""
-    from bench.perf import measure_method, perf_context
-    from bench.protocol import plan_cases
+    from bench.protocol.plan import plan_cases
+    from bench.run.perf import measure_method, perf_context
     from graphs.registry import parse_methods
     from recgraph.llm_session import llm_session
     from world.environment import get_environment

@@ -72,7 +72,7 @@ class Reproduction:
 
     def __init__(self, args: argparse.Namespace) -> None:
         """Check the paper, the `--dataset NAME=PATH` values and the `--set` knobs (one-line errors)."""
-        from bench.knob_settings import KnobError, split_assignment, unknown_knob
+        from bench.protocol.knob_settings import KnobError, split_assignment, unknown_knob
         from world.datasets import check_dataset_spec
 
         self.args, self.paper = args, load_paper(check_paper(args.paper))
@@ -130,10 +130,10 @@ def check_sources(out: Path, paper: str, paths: Mapping[str, str]) -> None:
 
 def plan_rows(rep: Reproduction, say: Print) -> list[Any]:
     """Every run's planned calls and tokens (probed under the loopback simulator), as (run folder, row)."""
-    from bench.cost.probe import probe
-    from bench.knob_settings import knob_settings
-    from bench.planned_calls import planned_calls
-    from bench.protocol import plan_cases
+    from bench.cost.planned_calls import planned_calls
+    from bench.protocol.knob_settings import knob_settings
+    from bench.protocol.plan import plan_cases
+    from bench.run.cost_probe import probe
     from recgraph.commands import protocol_from_args
     from recgraph.llm_session import context_from_args
     from world.environment import get_environment
@@ -165,7 +165,7 @@ def reproduce(args: argparse.Namespace, say: Print) -> int:
     """Print the plan; unless `--dry-run`, run each dataset's scenarios through `recgraph bench` and
     write OUT/reproduce.md and OUT/reproduce.json from every dataset OUT holds."""
     from agents.backends import describe_backend
-    from bench.planned_calls import describe_plan
+    from bench.cost.planned_calls import describe_plan
     from world.datasets import load_dataset
 
     rep = Reproduction(args)

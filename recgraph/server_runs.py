@@ -1,4 +1,4 @@
-"""`--server`: the deployment a bench run sends its users to (bench/remote.py), checked before any
+"""`--server`: the deployment a bench run sends its users to (bench/run/remote.py), checked before any
 heavy work, and what it did reported after."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from bench.remote import RemotePool
-    from bench.remote_replicas import Replicas
-    from bench.tracing import BenchTracing
+    from bench.run.remote import RemotePool
+    from bench.run.remote_replicas import Replicas
+    from bench.run.tracing import BenchTracing
 
 
 def remote_replicas(args: argparse.Namespace, methods: list[str]) -> Replicas | None:
@@ -18,7 +18,7 @@ def remote_replicas(args: argparse.Namespace, methods: list[str]) -> Replicas | 
     serving the graphs); None for an in-process run."""
     if not args.server:
         return None
-    from bench.remote_checks import check_remote_methods, check_remote_options, connect
+    from bench.run.remote_checks import check_remote_methods, check_remote_options, connect
 
     check_remote_methods(methods)
     check_remote_options(args.workers, args.checkpoints, args.llm_cache)
@@ -34,14 +34,14 @@ def remote_pool(replicas: Replicas | None, tracing: BenchTracing) -> RemotePool 
     """The runner's `RemotePool` on `replicas` (None: in-process)."""
     if replicas is None:
         return None
-    from bench.remote import RemotePool
+    from bench.run.remote import RemotePool
 
     return RemotePool(replicas, tracing)
 
 
 def report_servers(remote: RemotePool, results: dict[str, dict[str, Any]], seconds: float) -> str:
     """Put each method's runs per server and retries into its metrics; the one line saying so."""
-    from bench.remote import describe_servers
+    from bench.run.remote import describe_servers
 
     for method, stats in remote.stats.items():
         if method in results:

@@ -172,7 +172,7 @@ def shape_candidates() -> dict[str, list[str]]:
 # A small catalog whose item texts carry prompt injections (RecBole atomic files). Titles, a category
 # and reviews hold instructions aimed at the model ("ignore previous instructions", "rank this item
 # first"), an id-like string that is not an item (`[X999]`), quotes and the names of our own
-# delimiters. The simulator's `injection` fault (bench/sim_injection.py) answers as a model that
+# delimiters. The simulator's `injection` fault (llmsim/injection.py) answers as a model that
 # obeyed them.
 _FOREIGN_ID = "X999"
 _INJECTION_ITEMS = [

@@ -143,7 +143,7 @@ def test_resume_with_other_protocol_is_refused(tmp_path: Path, capsys) -> None:
 
 
 def test_users_all_evaluates_every_eligible_user(tiny_dataset_dir: Path, tmp_path: Path) -> None:
-    from bench.eligibility import eligibility
+    from bench.protocol.eligibility import eligibility
     from world.environment import get_environment
 
     args = ["bench", "--methods", "popularity", "--dataset", str(tiny_dataset_dir), "--candidates", "3"]

@@ -14,11 +14,12 @@ from typing import Any
 import pytest
 
 import agents.base
-import bench.runner
+import bench.run.runner
 from agents.amem4rec.windows import window_items
 from agents.baselines.classic import bpr_cache_path
-from bench.protocol import Protocol, plan_cases_for
-from bench.runner import run_benchmark
+from bench.protocol.plan import plan_cases_for
+from bench.protocol.spec import Protocol
+from bench.run.runner import run_benchmark
 from state.context import Context
 from tools.amem4rec.folder import open_pool
 from tools.memrec.graph import MemoryGraph, item_node
@@ -86,7 +87,7 @@ def recorded(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """Every prompt an agent is asked (with the dataset its context names) and the context each
     method is ranked with."""
     seen: dict[str, Any] = {"prompts": [], "contexts": {}}
-    loop, run_method = agents.base.agent_loop, bench.runner.run_method
+    loop, run_method = agents.base.agent_loop, bench.run.invoke.run_method
 
     def recording_loop(task: Any, context: Context, step: int) -> Any:
         text = "\n".join(str(message.content) for message in task.messages)
@@ -107,7 +108,7 @@ def recorded(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         await run_method(method, cases, protocol, log, concurrency, context, *rest, **kw)
 
     monkeypatch.setattr(agents.base, "agent_loop", recording_loop)
-    monkeypatch.setattr(bench.runner, "run_method", recording_run)
+    monkeypatch.setattr(bench.run.runner, "run_method", recording_run)
     return seen
 
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.protocol import Protocol, evaluation_context, plan_cases_for
-from bench.runner import run_benchmark
+from bench.protocol.plan import evaluation_context, plan_cases_for
+from bench.protocol.spec import Protocol
+from bench.run.runner import run_benchmark
 from state.context import Context
 from tests.test_cold_user_leak import PLANTED, assert_pool_never_holds_planted
 from world.environment import get_environment

@@ -143,7 +143,7 @@ def test_bench_all_methods_on_titles_only_lists_what_was_switched_off(
 
 
 def test_metrics_come_in_numeric_order_from_a_resumed_log() -> None:
-    from bench.metrics import mean_metrics, user_metrics
+    from bench.protocol.metrics import mean_metrics, user_metrics
 
     stored = dict(sorted(user_metrics(4, 20).items()))  # results.jsonl keeps keys sorted as text
     assert list(stored)[:3] == ["avg_hr", "hit@1", "hit@10"]

@@ -4,8 +4,9 @@ from pathlib import Path
 
 import numpy as np
 
-from world.embeddings import embed_texts, item_embeddings
+from world.embeddings import embed_texts
 from world.environment import get_environment
+from world.item_vectors import item_embeddings
 from world.paths import dataset_cache
 
 

@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 
 import world.evaluation_world as evaluation_world_module
-from bench.protocol import Protocol, evaluation_context, plan_cases
+from bench.protocol.plan import evaluation_context, plan_cases
+from bench.protocol.spec import Protocol
 from state.context import Context
 from tests.test_cold_user_leak import TITLES, write_planted
-from world.environment import get_environment
+from world.environment import evaluation_world, get_environment
 from world.errors import ProtocolError
-from world.evaluation_world import evaluation_world, hidden_interactions, load_world, world_spec
+from world.evaluation_world import hidden_interactions, load_world, world_spec
 
 
 def test_the_cold_user_world_drops_only_the_hidden_part(tmp_path: Path) -> None:
@@ -116,8 +117,8 @@ def test_another_process_rebuilds_a_cold_user_world_from_its_record(
     spec = world_spec(data, "cold_user", ["b", "a"])
     assert spec == world_spec(data, "cold_user", ["a", "b"])  # the users' order does not matter
     monkeypatch.setattr(evaluation_world_module, "_users_of", {})  # as a fresh worker process
-    rebuilt = load_world(spec)
+    rebuilt = load_world(spec, get_environment)
     assert rebuilt.cases["a"].history == get_environment(spec).cases["a"].history
     assert [e.item_id for e in rebuilt.cases["b"].before_target()] == ["9", "10", "11"]
     with pytest.raises(ProtocolError, match="is not recorded"):
-        load_world(spec[:-12] + "0" * 12)
+        load_world(spec[:-12] + "0" * 12, get_environment)

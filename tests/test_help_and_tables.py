@@ -11,10 +11,13 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from bench import report, report_console, stats
-from bench.fallbacks import check_fallbacks
-from bench.sim_engine import FAULT_KINDS
+from bench.report import console as report_console
+from bench.report import outputs as report
+from bench.stats import significance as stats
+from bench.stats.fallbacks import check_fallbacks
+from bench.stats.holm import holm_levels
 from graphs.registry import METHODS
+from llmsim.faults import FAULT_KINDS
 from recgraph.cli import build_parser
 from recgraph.options import LLM_BACKENDS
 
@@ -201,10 +204,10 @@ def test_an_interval_excluding_0_before_holm_includes_it_when_the_verdict_is_sam
 
 def test_holm_levels_follow_the_step_down() -> None:
     # sorted 0.01 (0.05/3: rejected), 0.02 (0.05/2: rejected), 0.04 (0.05/1: rejected)
-    assert stats.holm_levels([0.04, 0.01, 0.02]) == pytest.approx([0.05, 0.05 / 3, 0.05 / 2])
+    assert holm_levels([0.04, 0.01, 0.02]) == pytest.approx([0.05, 0.05 / 3, 0.05 / 2])
     # sorted 0.02 (0.05/3: not rejected): every later one is held to that first step's level
-    assert stats.holm_levels([0.02, 0.03, 0.9]) == pytest.approx([0.05 / 3] * 3)
-    assert stats.holm_levels([]) == []
+    assert holm_levels([0.02, 0.03, 0.9]) == pytest.approx([0.05 / 3] * 3)
+    assert holm_levels([]) == []
 
 
 @pytest.mark.parametrize("seed", range(12))

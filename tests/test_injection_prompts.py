@@ -17,7 +17,7 @@ import prompts.baselines
 import prompts.chainrec
 import prompts.memrec
 import prompts.memrec.rules
-from bench.sim_schema import extract_candidate_ids
+from llmsim.schema import extract_candidate_ids
 from prompts.common import DATA_RULE, candidates_block, data_block, item_block, quote
 from world.environment import get_environment
 

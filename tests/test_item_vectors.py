@@ -102,8 +102,9 @@ def test_a_long_build_does_not_block_other_resources(catalog: tuple[Environment,
 def test_bench_prefetches_the_rows_its_users_read_in_one_pass(
     catalog: tuple[Environment, CountingEmbedder],
 ) -> None:
-    from bench.item_prefetch import case_item_rows, prefetch_item_vectors
-    from bench.protocol import Protocol, plan_cases
+    from bench.protocol.plan import plan_cases
+    from bench.protocol.spec import Protocol
+    from bench.run.item_prefetch import case_item_rows, prefetch_item_vectors
 
     env, embedder = catalog
     env.resource("item_vectors", lambda: ItemVectors(env.dataset, env.item_ids))

@@ -197,9 +197,9 @@ def test_an_endpoint_failing_mid_run_costs_one_warning(tmp_path: Path, monkeypat
 
 
 def test_a_stalled_endpoint_does_not_hold_the_run(tmp_path: Path, monkeypatch, capsys) -> None:
-    import bench.tracing
+    import bench.run.tracing
 
-    monkeypatch.setattr(bench.tracing, "FLUSH_SECONDS", 1.0)
+    monkeypatch.setattr(bench.run.tracing, "FLUSH_SECONDS", 1.0)
     argv = [*BENCH, "--methods", "arag", "--llm", "heuristic"]
     assert main([*argv, "--out", str(tmp_path / "plain")]) == 0
     capsys.readouterr()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.fault_report import observed_faults
+from bench.stats.fault_report import observed_faults
 from recgraph.cli import main
 
 RUN = [sys.executable, "-m", "recgraph.cli"]
@@ -77,8 +77,8 @@ def test_sqlite_llm_cache_replays_without_requests(tmp_path: Path) -> None:
     from langchain_core.globals import set_llm_cache
 
     from agents.backends import enable_llm_cache
-    from bench.sim_process import SimServer
     from graphs.baselines.llm import vanilla_llm_graph
+    from llmsim.process import SimServer
     from state.context import Context
 
     request = {"user_id": "7", "candidates": ["50", "181", "1", "2", "3"]}

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.eligibility import candidates_block, describe_candidates, describe_cases, eligibility
-from bench.protocol import Protocol, evaluation_context, plan_cases
+from bench.protocol.eligibility import candidates_block, describe_candidates, describe_cases, eligibility
+from bench.protocol.plan import evaluation_context, plan_cases
+from bench.protocol.spec import Protocol
 from recgraph.cli import main
 from state.context import Context
 from tests.fixtures.agentrecbench_layout import DAY_MS, agentrecbench_layout

@@ -18,11 +18,11 @@ import pytest
 import world.embeddings as embeddings
 from world.embeddings import ENCODER_ENV, THREADS_ENV, batch_size_for, embed_texts, encoder_name
 from world.errors import RecgraphError
+from world.minilm_export import exported_model
 from world.minilm_onnx import (
     FINGERPRINT_FILES,
     bundled_model_dir,
     ensure_file,
-    exported_model,
     model_fingerprint,
     onnx_model_path,
 )

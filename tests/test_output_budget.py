@@ -13,9 +13,9 @@ from agents.base import AgentTask, run_agent
 from agents.output_budget import BUDGETS, budget_of, listed_entries, output_budget
 from agents.ranking import ranking_json_schema, repair_ranking
 from agents.validation import constrained_schema
-from bench.method_summary import method_metrics
-from bench.protocol import EvalCase
-from bench.records import result_record
+from bench.protocol.spec import EvalCase
+from bench.run.records import result_record
+from bench.stats.method_summary import method_metrics
 from recgraph.cli import main
 from state.context import Context
 from state.schemas import RankedList

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from agents.baselines.classic import score_itemknn, score_popularity, score_random
-from bench.metrics import mean_metrics, rank_of, user_metrics
-from bench.protocol import Protocol, plan_cases
+from bench.protocol.metrics import mean_metrics, rank_of, user_metrics
+from bench.protocol.plan import plan_cases
+from bench.protocol.spec import Protocol
 from recgraph.cli import main
 from recgraph.datasets_command import fields_of
 from state.baselines.context import BaselinesContext

@@ -210,7 +210,7 @@ def test_the_simulator_fills_every_derived_schema_validly() -> None:
     from agents.memrec.rerank import scores_json_schema
     from agents.memrec.synthesis import facet_json_schema
     from agents.memrec.write import write_json_schema
-    from bench.sim_schema import fill_schema
+    from llmsim.schema import fill_schema
     from state.memrec.schemas import CandidateScores, FacetSet, MemoryWrite
 
     ids = ["i:1", "u:2"]

@@ -9,7 +9,7 @@
   part and blended, ``normalise(0.7 · mean(C_st) + 0.3 · mean(C_lt))``, so the session dominates and
   the long-term tastes are a prior (one part empty: the other alone).
 
-The retrieval candidate source (`bench.retrieval_candidates`), ARAG's retrieve mode and its NLI
+The retrieval candidate source (`bench.protocol.retrieval_candidates`), ARAG's retrieve mode and its NLI
 fallback, and the Vanilla RAG baseline all read the user context through this module.
 """
 

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from world.data import Dataset
 from world.errors import RecgraphError
 
 if TYPE_CHECKING:
@@ -61,7 +60,7 @@ def encoder_name() -> str:
 
 @lru_cache(maxsize=1)
 def _onnx_model() -> OnnxMiniLM:
-    from world.minilm_onnx import load_onnx_minilm
+    from world.minilm_export import load_onnx_minilm
 
     return load_onnx_minilm()
 
@@ -149,11 +148,3 @@ def _embed_with_torch(texts: list[str]) -> np.ndarray:
     finally:
         torch.set_num_threads(before)  # other torch users (AMEM4Rec's training) keep theirs
     return np.asarray(vectors, dtype=np.float32)
-
-
-def item_embeddings(dataset: Dataset, item_ids: Sequence[str]) -> np.ndarray:
-    """Embeddings of `item_ids` (in that order), cached per dataset and text fingerprint (the whole
-    matrix; `world.item_vectors.ItemVectors` embeds rows only as they are needed)."""
-    from world.item_vectors import ItemVectors
-
-    return np.asarray(ItemVectors(dataset, item_ids))

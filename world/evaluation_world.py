@@ -17,7 +17,7 @@ their own, a derived `Environment` with a spec `get_environment` resolves:
   interactions, all visible to them, so no one's hidden data is in it.
 
 Every method reads its data through `get_environment(context.dataset)`: a run whose context names the
-world's spec (`bench.protocol.evaluation_context`) trains and ranks against the world. That covers
+world's spec (`bench.protocol.plan.evaluation_context`) trains and ranks against the world. That covers
 AMEM4Rec's pool (windows of training histories), MemRec's memory graph (adjacency, user memories,
 dataset statistics), the classic baselines (popularity, item-kNN's co-occurrence, BPR's matrix), ARAG's
 popularity prior, ChainRec's training world and learned planner, and the router's prerequisites. A
@@ -30,16 +30,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
 from world.data import Dataset, Interaction, natural_key
-from world.environment import Environment, get_environment
+from world.dataset_environment import Environment
 from world.errors import ProtocolError
 from world.loaders.agentrecbench import TASK_MARK
 from world.paths import cache_root
-from world.scenarios import cold_start_cases, visible_history
+from world.scenarios import OWN_SPLIT, visible_history
 from world.split import UserCase
 
 WORLD_MARK = "#eval:"
@@ -50,8 +50,6 @@ VISIBLE_FLOOR = {"evolving_long": 2, "evolving_short": 2}
 """The world's split floor where a scenario may show a user only its validation item: the user keeps
 its validation item and target (2 interactions) in the world, never falling out of the split (which
 would make its target a training interaction)."""
-OWN_SPLIT = frozenset({"cold_start"})
-"""Scenarios whose world is the dataset split down to 2 interactions per user."""
 _users_of: dict[str, list[str]] = {}
 
 
@@ -101,11 +99,12 @@ def _recorded_users(digest: str) -> list[str]:
     return list(json.loads(path.read_text(encoding="utf-8"))["users"])
 
 
-def load_world(spec: str) -> Environment:
-    """The `Environment` a world spec names (`world.environment.get_environment` calls this)."""
+def load_world(spec: str, environment_of: Callable[[str], Environment]) -> Environment:
+    """The `Environment` a world spec names, built on its dataset's, `environment_of(dataset)`
+    (`world.environment.get_environment` calls this and passes itself)."""
     dataset, _, rest = spec.rpartition(WORLD_MARK)
     scenario, _, digest = rest.partition(":")
-    base = get_environment(dataset)
+    base = environment_of(dataset)
     if scenario in OWN_SPLIT:
         world = Environment(renamed(base.dataset, scenario), min_interactions=2)
     elif scenario in HIDES_HISTORY and digest:
@@ -170,17 +169,3 @@ def check_same_view(base: Environment, world: Environment, scenario: str, users:
             raise ValueError(f"the {scenario} world changed user {user!r}'s held-out interactions")
         if world.history(user, scenario) != base.history(user, scenario):
             raise ValueError(f"the {scenario} world changed user {user!r}'s visible history")
-
-
-def scenario_cases(env: Environment, scenario: str) -> Mapping[str, UserCase]:
-    """The split whose users `scenario` may evaluate: the dataset's, or for cold_start the users with
-    2-3 interactions (`world.scenarios.cold_start_cases`, computed once per dataset)."""
-    if scenario in OWN_SPLIT:
-        return env.resource("cold_start_cases", lambda: cold_start_cases(env.dataset))
-    return env.cases
-
-
-def evaluation_world(dataset: str, scenario: str, users: Iterable[str]) -> Environment:
-    """The `Environment` of `scenario`'s world for `users` of `dataset` (the dataset's own when the
-    scenario has none)."""
-    return get_environment(world_spec(dataset, scenario, users))

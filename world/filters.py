@@ -29,7 +29,7 @@ from world.errors import ProtocolError
 if TYPE_CHECKING:
     import numpy as np
 
-    from world.environment import Environment
+    from world.dataset_environment import Environment
 
 KCORE_MARK = "#kcore:"
 USER_MARK = "#min-user:"

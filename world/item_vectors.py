@@ -143,3 +143,9 @@ class ItemVectors:
                     self._partial.replace(self.path)
                 self._mask_path.unlink(missing_ok=True)
                 self._mask = None
+
+
+def item_embeddings(dataset: Dataset, item_ids: Sequence[str]) -> np.ndarray:
+    """Embeddings of `item_ids` (in that order), cached per dataset and text fingerprint (the whole
+    matrix; `ItemVectors` embeds rows only as they are needed)."""
+    return np.asarray(ItemVectors(dataset, item_ids))

@@ -5,8 +5,8 @@ optimises when it loads it) followed by sentence-transformers' mean pooling over
 and L2 normalisation, traced by `torch.onnx.export`'s TorchScript exporter with dynamic batch and
 token axes. Before the file is handed back, ONNX Runtime runs it on probe batches of other shapes
 than the trace's and its vectors are checked against torch's (cosine >= `MIN_COSINE`), so a graph
-that baked in a traced shape is never cached. `world.minilm_onnx.exported_model` calls this under a
-lock, into a temporary file it renames into place.
+that baked in a traced shape is never cached. `exported_model` calls this under a lock, into a
+temporary file it renames into place; `load_onnx_minilm` loads the model it exported (or found).
 """
 
 from __future__ import annotations
@@ -19,7 +19,19 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from world.errors import RecgraphError
-from world.minilm_onnx import INPUT_NAMES, OUTPUT_NAME, create_session, load_tokenizer, padded
+from world.minilm_onnx import (
+    INPUT_NAMES,
+    MODEL_NAME,
+    OUTPUT_NAME,
+    OnnxMiniLM,
+    bundled_model_dir,
+    create_session,
+    ensure_file,
+    load_tokenizer,
+    model_fingerprint,
+    onnx_model_path,
+    padded,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -112,11 +124,20 @@ def check_export(model: torch.nn.Module, path: Path, model_dir: Path) -> None:
             )
 
 
+def exported_model(model_dir: Path) -> Path:
+    """The ONNX file of `model_dir`, exported now (with torch, once per cache) when missing."""
+    return ensure_file(onnx_model_path(model_dir), lambda target: export_minilm(model_dir, target))
+
+
+def load_onnx_minilm() -> OnnxMiniLM:
+    """The bundled MiniLM on ONNX Runtime (exported into the cache first when it is not there)."""
+    model_dir = bundled_model_dir()
+    return OnnxMiniLM(exported_model(model_dir), model_dir)
+
+
 def export_into(folder: Path) -> Path:
     """Export the bundled model into `folder` (set-up: `python -m world.minilm_export FOLDER`), under
     the name `world.minilm_onnx.onnx_model_path` looks for; returns the file (kept when it exists)."""
-    from world.minilm_onnx import MODEL_NAME, bundled_model_dir, ensure_file, model_fingerprint
-
     model_dir = bundled_model_dir()
     target = folder / f"{MODEL_NAME}-{model_fingerprint(model_dir)}.onnx"
     return ensure_file(target, lambda temporary: export_minilm(model_dir, temporary))

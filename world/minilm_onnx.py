@@ -102,17 +102,6 @@ def ensure_file(path: Path, write: Callable[[Path], None]) -> Path:
     return path
 
 
-def exported_model(model_dir: Path) -> Path:
-    """The ONNX file of `model_dir`, exported now (with torch, once per cache) when missing."""
-
-    def export(target: Path) -> None:
-        from world.minilm_export import export_minilm
-
-        export_minilm(model_dir, target)
-
-    return ensure_file(onnx_model_path(model_dir), export)
-
-
 def load_tokenizer(model_dir: Path) -> Tokenizer:
     """The bundled fast tokenizer, truncating at the model's `max_seq_length` (256, as
     sentence-transformers does; the file itself says 128) and without padding (batches are padded
@@ -182,9 +171,3 @@ class OnnxMiniLM:
                 for rows, block in zip(batches, pool.map(run, batches), strict=True):
                     vectors[rows] = block
         return vectors
-
-
-def load_onnx_minilm() -> OnnxMiniLM:
-    """The bundled MiniLM on ONNX Runtime (exported into the cache first when it is not there)."""
-    model_dir = bundled_model_dir()
-    return OnnxMiniLM(exported_model(model_dir), model_dir)

@@ -49,6 +49,8 @@ WINDOW_DAYS = {"evolving_long": 90, "evolving_short": 7}
 """evolving_*: history restricted to this many days before the target."""
 COLD_START_SIZES = (2, 3)
 """cold_start: users with this many interactions in all (the test target included)."""
+OWN_SPLIT = frozenset({"cold_start"})
+"""Scenarios whose world is the dataset split down to 2 interactions per user."""
 
 
 def check_scenario(scenario: str, has_time: bool) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bench.cost.measured import measured_usage
-from bench.planned_calls import dollars
+from bench.cost.planned_calls import dollars
 
 
 def cost_rows(

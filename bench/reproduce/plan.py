@@ -91,7 +91,7 @@ def missing_methods(paper: Paper) -> list[str]:
 def knob_assignments(paper: Paper, given: Sequence[str]) -> list[str]:
     """The paper's protocol knobs (`protocol.knobs` in published.json) as `NAME=VALUE`, each
     replaced by a `--set` of the same NAME."""
-    from bench.knob_settings import split_assignment
+    from bench.protocol.knob_settings import split_assignment
 
     knobs = {name: str(value) for name, value in (paper.protocol.get("knobs") or {}).items()}
     knobs.update(split_assignment(text) for text in given)
@@ -100,7 +100,7 @@ def knob_assignments(paper: Paper, given: Sequence[str]) -> list[str]:
 
 def run_knobs(assignments: Sequence[str], run: ScenarioRun) -> list[str]:
     """The assignments some method of `run` has a knob for (bench refuses one no method has)."""
-    from bench.knob_settings import knob_types, split_assignment
+    from bench.protocol.knob_settings import knob_types, split_assignment
 
     having = {n for m in run.methods for n in knob_types(METHODS[m].context)}
     return [text for text in assignments if split_assignment(text)[0] in having]

@@ -6,7 +6,7 @@ What its thread loads, each once per process: the MiniLM model, the memory graph
 and the dataset-only feature arrays (shared by every memory file: graphs/memrec/warmup.py's
 per-method graphs find them ready), and the users' initial memory texts (their embeddings are read
 only as curation needs them: agents/memrec/user_vectors.py). The packages and the Stage W and
-MemRec graph modules are imported with this module, in the main thread (bench/preload.py).
+MemRec graph modules are imported with this module, in the main thread (bench/run/preload.py).
 """
 
 from __future__ import annotations

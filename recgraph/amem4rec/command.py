@@ -107,7 +107,7 @@ def train_command(args: argparse.Namespace) -> int:
     summary = training_summary(run)
     print_summary(summary)
     if stats is not None:
-        from bench.fault_report import fault_table
+        from bench.stats.fault_report import fault_table
 
         console.print(fault_table(stats, {"training": summary["this_run"]}))
     return 0

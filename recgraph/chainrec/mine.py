@@ -80,7 +80,7 @@ def _generate(args: argparse.Namespace) -> tuple[Path, dict[str, Any]]:
     from agents.backends import describe_backend
     from agents.chainrec.mining.tasks import trace_task, trainable_users
     from agents.chainrec.mining.traces import generate_traces, open_log
-    from bench.candidates import sample_candidates
+    from bench.protocol.candidates import sample_candidates
     from recgraph.llm_session import llm_session
     from world.environment import get_environment
     from world.errors import RecgraphError

@@ -253,7 +253,7 @@ def print_comparison(evaluation: dict[str, Any]) -> None:
     chain's over the same held-out tasks (`paired_with_best_fixed`)."""
     from rich.table import Table
 
-    from bench.stats import MARKERS
+    from bench.stats.significance import MARKERS
 
     table = Table(
         title=f"held-out training tasks: {evaluation['heldout_tasks']} "
@@ -279,9 +279,10 @@ def print_comparison(evaluation: dict[str, Any]) -> None:
 
 
 def paired_with_best_fixed(evaluation: dict[str, Any]) -> dict[str, Any]:
-    """planner -> its paired AvgHR comparison with `best_fixed` on the held-out tasks (bench.stats,
-    Holm across the planners); empty for an evaluation without per-task figures (older checkpoints)."""
-    from bench import stats
+    """planner -> its paired AvgHR comparison with `best_fixed` on the held-out tasks
+    (bench.stats.significance, Holm across the planners); empty for an evaluation without per-task
+    figures (older checkpoints)."""
+    from bench.stats import significance as stats
 
     per_task = evaluation.get("per_task") or {}
     base = per_task.get("best_fixed")

@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from bench.protocol import Protocol, plan_cases
-from bench.runner import run_benchmark
-from bench.sim_process import SimServer
+from bench.protocol.plan import plan_cases
+from bench.protocol.spec import Protocol
+from bench.run.runner import run_benchmark
 from graphs.amem4rec.hooks import POOL_DIR
 from graphs.amem4rec.training import train_pool, training_summary
+from llmsim.process import SimServer
 from state.amem4rec.context import Amem4RecContext
 from world.environment import get_environment
 from world.results_log import ResultsLog
@@ -93,7 +94,7 @@ def test_training_through_the_simulator_counts_every_injected_fault(
 
 
 def test_training_faults_count_as_observed_in_the_bench_report() -> None:
-    from bench.fault_report import observed_faults
+    from bench.stats.fault_report import observed_faults
 
     row = {
         "errors": {"http_500": 1},

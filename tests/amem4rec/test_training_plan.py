@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 
 from bench.cost.measured import Usage
-from bench.cost.probe import probe
-from bench.planned_calls import PlannedCalls, describe_plan, planned_calls
-from bench.planned_training import planned_training
-from bench.protocol import Protocol, plan_cases
-from bench.report_plan import plan_block, plan_markdown
+from bench.cost.planned_calls import PlannedCalls, describe_plan, planned_calls
+from bench.cost.planned_training import planned_training
+from bench.protocol.plan import plan_cases
+from bench.protocol.spec import Protocol
+from bench.report.call_plan import plan_block, plan_markdown
+from bench.run.cost_probe import probe
 from graphs.amem4rec.training_plan import amem4rec_training_calls
 from graphs.hooks import CallPlan, TrainingPlan
 from state.amem4rec.context import PAPER_TRAINING, Amem4RecContext

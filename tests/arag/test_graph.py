@@ -16,9 +16,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from agents.arag.signals import fused_scores, heuristic_nli, session_similarity
 from agents.usage import critical_path_depth
-from bench.protocol import Protocol, plan_cases
-from bench.sim_process import SimServer
+from bench.protocol.plan import plan_cases
+from bench.protocol.spec import Protocol
 from graphs.arag.graph import arag_no_nli_csa_graph, arag_no_nli_graph, build_arag, graph
+from llmsim.process import SimServer
 from state.arag.context import AragContext
 from tests.fakes import SchemaRoutedModel, install
 from world.environment import get_environment

@@ -12,10 +12,11 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
 from agents.structured_output import SCHEMA_NOTE, forget_switches, is_refusal, tool_answer
-from bench import sim_engine
-from bench.protocol import Protocol, plan_cases
-from bench.sim_process import SimServer
+from bench.protocol.plan import plan_cases
+from bench.protocol.spec import Protocol
 from graphs.arag.graph import graph
+from llmsim import reading as sim_reading
+from llmsim.process import SimServer
 from state.arag.context import AragContext
 from world.environment import get_environment
 
@@ -122,8 +123,8 @@ def test_other_400s_are_not_refusals() -> None:
 
 def test_the_simulator_and_the_client_agree_on_the_schema_note() -> None:
     """The simulator finds the schema where the client writes it."""
-    assert sim_engine.SCHEMA_NOTE == SCHEMA_NOTE
+    assert sim_reading.SCHEMA_NOTE == SCHEMA_NOTE
     messages = [
         {"role": "user", "content": HumanMessage(content=f'x\n\n{SCHEMA_NOTE}\n{{"type": "object"}}').content}
     ]
-    assert sim_engine.schema_in_prompt(messages) == {"type": "object"}
+    assert sim_reading.schema_in_prompt(messages) == {"type": "object"}

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agents.chainrec.online.catalog import EVIDENCE_TOOLS
-from bench.fault_report import observed_faults
+from bench.stats.fault_report import observed_faults
 from recgraph.cli import main
 from state.chainrec.context import ChainRecContext
 

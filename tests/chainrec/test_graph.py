@@ -244,7 +244,7 @@ def test_heuristic_episode_on_ml100k_is_deterministic() -> None:
 
 
 def test_simulated_llm_planner_episode_is_a_chain_of_sequential_calls() -> None:
-    from bench.sim_process import SimServer
+    from llmsim.process import SimServer
 
     with SimServer() as server:
         context = ChainRecContext(llm="sim", base_url=server.base_url)

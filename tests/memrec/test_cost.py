@@ -14,8 +14,9 @@ import pytest
 from agents.memrec.features import feature_index
 from agents.memrec.rerank import scores_json_schema
 from agents.validation import constrained_schema
-from bench.protocol import Protocol, plan_cases
-from bench.runner import prepare_method
+from bench.protocol.plan import plan_cases
+from bench.protocol.spec import Protocol
+from bench.run.invoke import prepare_method
 from graphs.memrec.whole_run import ranked, ranking_depth
 from state.memrec.context import MemRecContext
 from state.memrec.schemas import CandidateScores

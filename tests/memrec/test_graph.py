@@ -242,7 +242,7 @@ def test_users_without_training_history_and_retrieve_mode(tiny_dataset_dir: Path
 
 
 def test_simulated_endpoint_has_critical_path_depth_two() -> None:
-    from bench.sim_process import SimServer
+    from llmsim.process import SimServer
 
     with SimServer() as server:
         context = MemRecContext(llm="sim", base_url=server.base_url)

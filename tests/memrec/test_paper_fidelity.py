@@ -16,8 +16,9 @@ from agents.memrec.curation import curate, resolve_rule_set
 from agents.memrec.features import feature_index
 from agents.memrec.rerank import LEFT_OUT
 from agents.memrec.vector_config import vector_config_scores
-from bench.protocol import Protocol, plan_cases
-from bench.runner import prepare_method
+from bench.protocol.plan import plan_cases
+from bench.protocol.spec import Protocol
+from bench.run.invoke import prepare_method
 from graphs.memrec.graph import graph
 from graphs.memrec.warmup import MEMORY_DIR
 from graphs.memrec.write import graph as write_graph

@@ -1,4 +1,4 @@
-"""Methods' `preload` hooks (bench/preload.py) and MemRec's (graphs/memrec/preload.py)."""
+"""Methods' `preload` hooks (bench/run/preload.py) and MemRec's (graphs/memrec/preload.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from agents.memrec.dataset_features import dataset_features
 from agents.memrec.features import feature_index
-from bench import preload as preloads
+from bench.run import preload as preloads
 from graphs.memrec.preload import preload as memrec_preload
 from graphs.registry import METHODS
 from state.memrec.context import MemRecContext
@@ -104,12 +104,13 @@ def test_memrec_preload_imports_its_heavy_packages_before_its_thread_starts(
     import subprocess
     import sys
 
-    from world.minilm_onnx import bundled_model_dir, exported_model
+    from world.minilm_export import exported_model
+    from world.minilm_onnx import bundled_model_dir
 
     exported_model(bundled_model_dir())  # the ONNX model on disk, as after any first use
     probe = (
         "import sys, types\n"
-        "import bench.preload as preloads\n"
+        "import bench.run.preload as preloads\n"
         "idle = types.SimpleNamespace(start=lambda: None)  # no preload thread runs\n"
         "preloads.threading = types.SimpleNamespace(Thread=lambda **kwargs: idle)\n"
         "from state.memrec.context import MemRecContext\n"

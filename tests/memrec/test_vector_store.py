@@ -10,8 +10,9 @@ import pytest
 from agents.memrec import features as features_module
 from agents.memrec.features import FeatureIndex
 from agents.memrec.vector_store import vectors_path
-from bench.protocol import Protocol, plan_cases
-from bench.runner import prepare_method
+from bench.protocol.plan import plan_cases
+from bench.protocol.spec import Protocol
+from bench.run.invoke import prepare_method
 from state.memrec.context import MemRecContext
 from tools.memrec.graph import MemoryGraph, user_node
 from world import vector_memo

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.protocol import Protocol, plan_cases
-from bench.runner import prepare_method
+from bench.protocol.plan import plan_cases
+from bench.protocol.spec import Protocol
+from bench.run.invoke import prepare_method
 from graphs.memrec.warmup import MEMORY_DIR, warmup_order
 from graphs.memrec.write import graph
 from state.memrec.context import MemRecContext

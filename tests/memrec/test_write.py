@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from agents.memrec.features import feature_index
-from bench.protocol import Protocol, plan_cases
-from bench.runner import prepare_method
+from bench.protocol.plan import plan_cases
+from bench.protocol.spec import Protocol
+from bench.run.invoke import prepare_method
 from graphs.memrec.warmup import MEMORY_DIR
 from graphs.memrec.write import graph
 from state.contract import InvalidRecInput
@@ -229,7 +230,7 @@ def test_lm_mem_initialisation_pass_is_validated_and_resumable(
 
 
 def test_faulty_simulator_counts_include_stage_w_calls(tmp_path: Path) -> None:
-    from bench.fault_report import observed_faults
+    from bench.stats.fault_report import observed_faults
     from recgraph.cli import main
 
     args = ["bench", "--methods", "memrec", "--llm", "sim", "--faults", "0.3", "--users", "16",
