@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from agents.chainrec.mining.library import LIBRARY_NAME, MAP_MARGIN
-from recgraph.commands import console, progress_bar
 from recgraph.options import add_dataset_options
+from recgraph.terminal import console, progress_bar
 from state.chainrec.context import ChainRecContext
 
 DEFAULT_USERS = 50

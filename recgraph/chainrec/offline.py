@@ -14,8 +14,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from recgraph.commands import console, progress_bar
 from recgraph.options import add_dataset_options
+from recgraph.terminal import console, progress_bar
 from state.chainrec.context import ChainRecContext
 from world.errors import RecgraphError
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from recgraph.commands import console
 from recgraph.options import add_dataset_options
+from recgraph.terminal import console
 from state.memrec.context import MemRecContext
 
 
