@@ -121,6 +121,21 @@ def blend_scores(
     """The heuristic blend fallback's scores (in [0, 1]) and their three parts (module docstring).
     `updated`: changed memories' vectors already read (`FeatureIndex.updated_vectors`); None reads them
     (a SQLite query: a caller on an event loop reads them first, in a worker thread)."""
+    parts = blend_parts(index, curated, user_id, candidates, facets, visible, updated)
+    return blend_of(parts), parts
+
+
+def blend_parts(
+    index: FeatureIndex,
+    curated: Curated,
+    user_id: str,
+    candidates: Sequence[str],
+    facets: Sequence[FacetRecord],
+    visible: Sequence[str] | None = None,
+    updated: dict[str, np.ndarray] | None = None,
+) -> dict[str, np.ndarray]:
+    """The heuristic blend fallback's three parts per candidate: facet, embedding, collaborative
+    (`blend_scores`' arguments)."""
     env = index.env
     rows = np.array([env.item_index[c] for c in candidates], dtype=np.int64)
     weights = np.clip(curated.scores, 0.0, None)
@@ -139,15 +154,21 @@ def blend_scores(
     by_items = _share(cosine_cooccurrence(index, items, candidates), item_w) if len(items) else None
     present = [p for p in (by_users, by_items) if p is not None]
     collaborative = np.mean(present, axis=0) if present else np.zeros(len(rows))
-    parts = {
+    return {
         "facet": facet_match(index, facets, rows),
         "embedding": embedding,
         "collaborative": collaborative,
     }
-    used = {name: BLEND_WEIGHTS[name] for name, part in parts.items() if part.any()}
+
+
+def blend_of(parts: dict[str, np.ndarray], without: str | None = None) -> np.ndarray:
+    """The blend (in [0, 1]) of `parts` by `BLEND_WEIGHTS`, renormalised over the parts with signal;
+    `without`: a part left out (the tie-break is the blend without its facet part)."""
+    used = {name: BLEND_WEIGHTS[name] for name, part in parts.items() if part.any() and name != without}
     total = sum(used.values()) or 1.0
-    score = sum(used[name] * parts[name] for name in used) / total if used else np.zeros(len(rows))
-    return np.clip(score, 0.0, 1.0), parts
+    length = len(next(iter(parts.values())))
+    score = sum(used[name] * parts[name] for name in used) / total if used else np.zeros(length)
+    return np.clip(score, 0.0, 1.0)
 
 
 def blend_answer(

@@ -33,6 +33,7 @@ from agents.memrec.curation import Curated, curate, empty_curation, resolve_rule
 from agents.memrec.features import CURATION_NEEDS, feature_index
 from agents.memrec.rerank import (
     blend_answer,
+    blend_of,
     blend_scores,
     embedder_loaded,
     model_order,
@@ -190,7 +191,7 @@ def prepare_rerank(state: MemRecState, ctx: MemRecContext, env: Environment) -> 
             return vector_configuration(candidates, facets, candidate_vectors)
         scores, parts = blend_scores(index, found, user, candidates, facets, history, updated)
         # The blend's own tie-break: the same blend without the facet part (no embedding).
-        quick, _ = blend_scores(index, found, user, candidates, [], history, updated)
+        quick = blend_of(parts, without="facet")
         tie_break.update((c, float(s)) for c, s in zip(candidates, quick, strict=True))
         return blend_answer(candidates, scores, parts)
 
