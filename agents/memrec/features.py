@@ -2,7 +2,7 @@
 
 Neighbours of user u in the training graph: the items u interacted with (1 hop) and the users
 sharing at least one of them (2 hops). Each neighbour gets the five `FEATURES` (column order of
-`agents.memrec.rules.score_neighbours`):
+`agents.memrec.rule_scoring.score_neighbours`):
 
 - edge_weight: recency-weighted interaction strength in [0, 1]. An edge (u, i) is worth
   rating / max rating (1 without ratings) times 0.5 ** (later / RECENCY_HALF_LIFE_ITEMS), where
