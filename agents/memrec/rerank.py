@@ -15,7 +15,7 @@ candidates whose order only the model's listing decided (the rerank post reports
 facets and each candidate's memory, nothing else (agents/memrec/vector_config.py).
 
 Heuristic blend fallback (ours, not the paper's): what answers when no model does (the heuristic
-backend, or LLM_Rec failed after retries) under `memrec_ranker="llm"`. `blend_scores`, three parts
+backend, or LLM_Rec failed after retries) under `memrec_ranker="llm"`. `blend_parts`, three parts
 in [0, 1]:
 - facet match: sum_f conf_f * m_f(c) / sum_f conf_f, where m_f(c) is 1/0 when the facet names
   dataset categories (does c have one of them) and otherwise the clipped MiniLM cosine between the
@@ -26,8 +26,9 @@ in [0, 1]:
 - collaborative signal: the mean of (a) the curation-weighted share of curated user neighbours
   who interacted with c and (b) the curation-weighted item-item co-occurrence cosine between the
   curated item neighbours and c, each divided by its maximum over the candidates.
-score = (0.25 facet + 0.25 embedding + 0.5 collaborative) / (sum of the weights of parts that
-carry any signal for this user); ties by the same blend without the facet part, then input order.
+score (`blend_of`) = (0.25 facet + 0.25 embedding + 0.5 collaborative) / (sum of the weights of
+parts that carry any signal for this user); ties by the same blend without the facet part, then
+input order.
 """
 
 from __future__ import annotations
@@ -109,22 +110,6 @@ def _share(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return mean / top if top > 0 else np.zeros_like(mean)
 
 
-def blend_scores(
-    index: FeatureIndex,
-    curated: Curated,
-    user_id: str,
-    candidates: Sequence[str],
-    facets: Sequence[FacetRecord],
-    visible: Sequence[str] | None = None,
-    updated: dict[str, np.ndarray] | None = None,
-) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """The heuristic blend fallback's scores (in [0, 1]) and their three parts (module docstring).
-    `updated`: changed memories' vectors already read (`FeatureIndex.updated_vectors`); None reads them
-    (a SQLite query: a caller on an event loop reads them first, in a worker thread)."""
-    parts = blend_parts(index, curated, user_id, candidates, facets, visible, updated)
-    return blend_of(parts), parts
-
-
 def blend_parts(
     index: FeatureIndex,
     curated: Curated,
@@ -134,8 +119,10 @@ def blend_parts(
     visible: Sequence[str] | None = None,
     updated: dict[str, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
-    """The heuristic blend fallback's three parts per candidate: facet, embedding, collaborative
-    (`blend_scores`' arguments)."""
+    """The heuristic blend fallback's three parts per candidate (module docstring), each in [0, 1]:
+    facet, embedding, collaborative; `blend_of` blends them. `updated`: changed memories' vectors
+    already read (`FeatureIndex.updated_vectors`); None reads them (a SQLite query: a caller on an
+    event loop reads them first, in a worker thread)."""
     env = index.env
     rows = np.array([env.item_index[c] for c in candidates], dtype=np.int64)
     weights = np.clip(curated.scores, 0.0, None)

@@ -34,7 +34,7 @@ from agents.memrec.features import CURATION_NEEDS, feature_index
 from agents.memrec.rerank import (
     blend_answer,
     blend_of,
-    blend_scores,
+    blend_parts,
     embedder_loaded,
     model_order,
     rank_blend,
@@ -189,7 +189,8 @@ def prepare_rerank(state: MemRecState, ctx: MemRecContext, env: Environment) -> 
     def fallback() -> CandidateScores:
         if vector:
             return vector_configuration(candidates, facets, candidate_vectors)
-        scores, parts = blend_scores(index, found, user, candidates, facets, history, updated)
+        parts = blend_parts(index, found, user, candidates, facets, history, updated)
+        scores = blend_of(parts)
         # The blend's own tie-break: the same blend without the facet part (no embedding).
         quick = blend_of(parts, without="facet")
         tie_break.update((c, float(s)) for c, s in zip(candidates, quick, strict=True))

@@ -48,7 +48,7 @@ def no_collaborative_reads(monkeypatch: pytest.MonkeyPatch) -> None:
     for module in (agents.memrec.collaborative, agents.memrec.rerank):
         for name in ("interacted", "cosine_cooccurrence"):
             monkeypatch.setattr(module, name, forbidden)
-    monkeypatch.setattr("graphs.memrec.graph.blend_scores", forbidden, raising=False)
+    monkeypatch.setattr("graphs.memrec.graph.blend_parts", forbidden, raising=False)
 
 
 def test_llm_ranking_is_the_model_s_scores_then_its_listing_then_input_order(
