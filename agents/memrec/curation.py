@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.memrec.features import FeatureIndex, NeighbourFeatures, neighbour_features
+from agents.memrec.feature_index import FeatureIndex
+from agents.memrec.features import NeighbourFeatures, neighbour_features
 from agents.memrec.rule_files import load_rule_set
 from agents.memrec.rule_scoring import score_neighbours
 from agents.memrec.rules import FEATURES, RuleSet

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from agents.memrec.curation import Curated, curate, empty_curation, resolve_rule_set, rule_set_name
-from agents.memrec.features import feature_index
+from agents.memrec.feature_index import feature_index
 from agents.memrec.rerank import blend_of, blend_parts
 from agents.memrec.synthesis import category_facets
 from state.memrec.context import MemRecContext

@@ -43,7 +43,8 @@ import numpy as np
 from agents.base import AgentTask, InvalidAnswer
 from agents.memrec.collaborative import cosine_cooccurrence, interacted, mean_unit
 from agents.memrec.curation import Curated
-from agents.memrec.features import FeatureIndex, recency_profile
+from agents.memrec.feature_index import FeatureIndex
+from agents.memrec.features import recency_profile
 from agents.memrec.write import facet_lines
 from agents.ranking import clip_score, left_out_order
 from agents.validation import (

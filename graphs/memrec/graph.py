@@ -30,7 +30,8 @@ from langgraph.graph import END, START, StateGraph
 
 from agents.base import AgentResult
 from agents.memrec.curation import Curated, curate, empty_curation, resolve_rule_set, rule_set_name
-from agents.memrec.features import CURATION_NEEDS, feature_index
+from agents.memrec.feature_index import feature_index
+from agents.memrec.features import CURATION_NEEDS
 from agents.memrec.rerank import (
     blend_answer,
     blend_of,

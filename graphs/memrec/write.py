@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
 from agents.base import AgentResult
-from agents.memrec.features import feature_index
+from agents.memrec.feature_index import feature_index
 from agents.memrec.write import write_job, write_job_id, write_task
 from graphs.common import dataset_not_loaded, service_input
 from graphs.memrec.graph import curate_node, synthesise

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from agents.memrec.curation import curate, resolve_rule_set
-from agents.memrec.features import feature_index
+from agents.memrec.feature_index import feature_index
 from agents.memrec.rerank import LEFT_OUT
 from agents.memrec.vector_config import vector_config_scores
 from bench.protocol import Protocol, plan_cases

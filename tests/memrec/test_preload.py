@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from agents.memrec.dataset_features import dataset_features
-from agents.memrec.features import feature_index
+from agents.memrec.feature_index import feature_index
 from bench import preload as preloads
 from graphs.memrec.preload import preload as memrec_preload
 from graphs.registry import METHODS

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.memrec.features import feature_index
+from agents.memrec.feature_index import feature_index
 from bench.protocol import Protocol, plan_cases
 from bench.runner import prepare_method
 from graphs.memrec.warmup import MEMORY_DIR
