@@ -117,3 +117,14 @@ def add_set_option(parser: argparse.ArgumentParser) -> None:
         "protocol (a resumed --out refuses other values) and per method in metrics.json `set`. "
         "Output budgets: max_output_tokens (least per agent) and output_budget (per_agent or flat)",
     )
+
+
+def add_server_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """`--server URL[,URL…]`: a LangGraph deployment (`langgraph dev` or up) serving langgraph.json."""
+    parser.add_argument("--server", default=None, metavar="URL[,URL…]", help=f"{what}; default: in-process")
+    parser.add_argument(
+        "--server-key",
+        default=None,
+        metavar="KEY",
+        help="credential sent to --server (a service API key or JWT); default: RECGRAPH_SERVER_KEY",
+    )

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from rich.table import Table
 
-from recgraph.commands import console, protocol_from_args
+from recgraph.protocol_args import protocol_from_args
+from recgraph.terminal import console
 
 
 def perf(args: argparse.Namespace) -> int:

@@ -90,7 +90,7 @@ def reproduce(args: argparse.Namespace) -> int:
     """The `recgraph reproduce` handler."""
     from rich.markup import escape
 
-    from recgraph.commands import console
     from recgraph.reproduce_run import reproduce as run
+    from recgraph.terminal import console
 
     return run(args, lambda line: console.print(escape(line), soft_wrap=True))

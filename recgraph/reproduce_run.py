@@ -32,7 +32,7 @@ def bench_args(
     args: argparse.Namespace, paper: Paper, run: ScenarioRun, path: str, knobs: Sequence[str], out: Path
 ) -> argparse.Namespace:
     """The `recgraph bench` options of one run (`path`: its dataset), parsed by the bench parser."""
-    from recgraph.cli import build_parser
+    from recgraph.bench_parser import bench_parser
 
     protocol = paper.protocol
     argv = [
@@ -54,7 +54,7 @@ def bench_args(
     cache = args.llm_cache or (str(out / "llm_cache.sqlite") if args.llm.startswith("openai:") else "")
     if cache:  # a hosted model: a rerun or a resumed run replays what it already paid for
         argv += ["--llm-cache", cache]
-    return build_parser().parse_args(argv)
+    return bench_parser().parse_args(argv)
 
 
 def run_users(given: str | None, paper: int | str, sample: bool) -> int | str:
@@ -134,8 +134,8 @@ def plan_rows(rep: Reproduction, say: Print) -> list[Any]:
     from bench.protocol.knob_settings import knob_settings
     from bench.protocol.plan import plan_cases
     from bench.run.cost_probe import probe
-    from recgraph.commands import protocol_from_args
     from recgraph.llm_session import context_from_args
+    from recgraph.protocol_args import protocol_from_args
     from world.environment import get_environment
     from world.errors import ProtocolError
     from world.results_log import ResultsLog
@@ -197,7 +197,7 @@ def reproduce(args: argparse.Namespace, say: Print) -> int:
 def _run(rep: Reproduction, header: list[str], rows: list[Any], say: Print) -> int:
     from bench.reproduce.costs import cost_markdown, cost_rows
     from bench.reproduce.table import paper_report
-    from recgraph.commands import bench
+    from recgraph.bench_command import bench
     from world.environment import get_environment
     from world.errors import ProtocolError
 

@@ -1,5 +1,5 @@
 """graphs/auth/ without a server: credentials (keys, HS256 and RS256 tokens), input bounds and what
-each role may run. The served behaviour is in tests/test_auth_server.py."""
+each role may run. The served behaviour is in tests/auth/."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ import pytest
 from rich.progress import Progress
 
 from graphs.registry import METHODS, MethodSpec
-from recgraph import commands
+from recgraph import bench_command
 from recgraph.cli import main
 from tests import crashy_method
 
@@ -20,14 +20,14 @@ from tests import crashy_method
 def recorded(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Progress]]:
     """The bench's progress bars, and `crashy` registered with its warm-up."""
     bars: list[Progress] = []
-    build = commands.progress_bar
+    build = bench_command.progress_bar
 
     def keep() -> Progress:
         bar = build()
         bars.append(bar)
         return bar
 
-    monkeypatch.setattr(commands, "progress_bar", keep)
+    monkeypatch.setattr(bench_command, "progress_bar", keep)
     spec = MethodSpec(
         "tests.crashy_method:graph", "classic", "planted failures", prepare="tests.crashy_method:prepare"
     )

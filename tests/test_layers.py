@@ -38,12 +38,6 @@ BENCH_ROOMS: dict[str, int] = {
 only: the protocol (users, candidates, metrics, knobs), the statistics over per-user metrics, the
 planned cost, the machinery that runs methods (and the cost probe, which runs it), then what reads a
 finished run (reports) or plans several (reproduce)."""
-KNOWN_CIRCLES_BEING_REMOVED: list[set[str]] = [
-    # Issue 44's recgraph/ circles, broken on another branch; empty this list when it is merged.
-    {"recgraph.cli", "recgraph.reproduce_command", "recgraph.reproduce_run"},
-    {"recgraph.commands", "recgraph.perf_command"},
-]
-"""Import circles allowed for now (each exactly as it stands); any other circle fails the suite."""
 
 
 def imported_packages(source: str) -> set[str]:
@@ -137,9 +131,7 @@ def test_bench_and_the_simulator_keep_small_modules() -> None:
 
 
 def test_no_import_circles() -> None:
-    known = [frozenset(circle) for circle in KNOWN_CIRCLES_BEING_REMOVED]
-    found = [circle for circle in import_circles(REPO, LAYERS) if frozenset(circle) not in known]
-    assert found == []
+    assert import_circles(REPO, LAYERS) == []
 
 
 def test_a_planted_circle_is_caught(tmp_path: Path) -> None:

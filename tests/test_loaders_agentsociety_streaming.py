@@ -1,4 +1,4 @@
-"""The AgentSociety loader streams (tests/test_loaders_agentsociety.py has its field tests): gzip by
+"""The AgentSociety loader streams (tests/test_loaders_agentsociety*.py have its field tests): gzip by
 content, JSON arrays read in pieces, the bounded review sample and catalog fields, a truncated gzip
 (one line, exit 2, nothing written) and memory on a generated Yelp-shaped folder of 200,000 reviews."""
 

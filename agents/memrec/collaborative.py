@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import sparse
 
-from agents.memrec.features import FeatureIndex
+from agents.memrec.feature_index import FeatureIndex
 
 
 def item_user_matrix(index: FeatureIndex) -> sparse.csr_matrix:

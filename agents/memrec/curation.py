@@ -1,7 +1,7 @@
 """MemRec Stage R, step 1: candidate-aware curation of the 1- and 2-hop neighbourhood with a rule set.
 
 Deterministic (no LLM): features from `agents.memrec.features`, scores from the domain rule set
-(`agents.memrec.rules.score_neighbours`), then the top k with a floor of users and of items.
+(`agents.memrec.rule_scoring.score_neighbours`), then the top k with a floor of users and of items.
 """
 
 from __future__ import annotations
@@ -11,8 +11,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.memrec.features import FeatureIndex, NeighbourFeatures, neighbour_features
-from agents.memrec.rules import FEATURES, RuleSet, load_rule_set, score_neighbours
+from agents.memrec.feature_index import FeatureIndex
+from agents.memrec.features import NeighbourFeatures, neighbour_features
+from agents.memrec.rule_files import load_rule_set
+from agents.memrec.rule_scoring import score_neighbours
+from agents.memrec.rules import FEATURES, RuleSet
 from agents.memrec.similarity_reads import READS_PER_KEPT, SIMILARITY, read_needed
 from state.memrec.context import MemRecContext
 from state.memrec.state import CuratedRecord

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from agents.memrec.curation import Curated, curate, empty_curation, resolve_rule_set, rule_set_name
-from agents.memrec.features import feature_index
-from agents.memrec.rerank import blend_scores
+from agents.memrec.feature_index import feature_index
+from agents.memrec.rerank import blend_of, blend_parts
 from agents.memrec.synthesis import category_facets
 from state.memrec.context import MemRecContext
 from state.memrec.schemas import FacetSet
@@ -73,7 +73,8 @@ def neighbourhood_view(
         found = empty_curation()
     facets = category_facets(index, found, user_id, ctx.memrec_facets, visible)
     records = [facet.model_dump() for facet in facets.facets]
-    scores, parts = blend_scores(index, found, user_id, candidates, records, visible, index.updated_vectors())
+    parts = blend_parts(index, found, user_id, candidates, records, visible, index.updated_vectors())
+    scores = blend_of(parts)
     items = [node for node, is_item in zip(found.node_ids, found.is_item, strict=True) if is_item]
     nodes = [*items, *(item_node(c) for c in candidates), user_node(user_id)]
     texts = {node: text for node, (text, _) in index.graph.memories(nodes).items()}

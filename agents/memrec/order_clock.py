@@ -33,7 +33,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tools.memrec.adjacency import Adjacency
+from tools.memrec.adjacency import Adjacency, shared_adjacency
+from world.environment import Environment
 
 ORDER_HORIZON_DAYS = 365.0
 """On order-only data, the days the median user's training history is taken to span."""
@@ -65,6 +66,22 @@ def median_pace(degree: np.ndarray) -> float:
     return max(median, 1.0) / ORDER_HORIZON_DAYS
 
 
+def order_pace(graph: Adjacency) -> float:
+    """Order-only data: the interactions per day positions are read at, the `median_pace` of
+    `graph`'s training histories."""
+    return median_pace(np.diff(graph.user_ptr).astype(np.float64))
+
+
+def environment_pace(env: Environment) -> float:
+    """`order_pace` of `env`'s shared training graph, the one its edges' clock is read on."""
+    return order_pace(shared_adjacency(env))
+
+
+def position_words(pace: float) -> str:
+    """What one position stands for at `pace`, e.g. "one position = 30.4 days"."""
+    return f"one position = {1.0 / pace:.1f} days"
+
+
 def item_major_order(user_ptr: np.ndarray, user_items: np.ndarray) -> np.ndarray:
     """For each item->user edge (by item, then user: tools/memrec/adjacency.py's order), the index
     of the same edge in the user-major arrays."""
@@ -78,6 +95,6 @@ def edge_clock(has_time: bool, graph: Adjacency, later: np.ndarray) -> EdgeClock
     `graph`, the owner's newer edges."""
     if has_time:
         return EdgeClock(graph.user_item_times, graph.item_user_times, None)
-    pace = median_pace(np.diff(graph.user_ptr).astype(np.float64))
+    pace = order_pace(graph)
     clock = -later * (SECONDS_PER_DAY / pace)
     return EdgeClock(clock, clock[item_major_order(graph.user_ptr, graph.user_items)], pace)

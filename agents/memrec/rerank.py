@@ -15,7 +15,7 @@ candidates whose order only the model's listing decided (the rerank post reports
 facets and each candidate's memory, nothing else (agents/memrec/vector_config.py).
 
 Heuristic blend fallback (ours, not the paper's): what answers when no model does (the heuristic
-backend, or LLM_Rec failed after retries) under `memrec_ranker="llm"`. `blend_scores`, three parts
+backend, or LLM_Rec failed after retries) under `memrec_ranker="llm"`. `blend_parts`, three parts
 in [0, 1]:
 - facet match: sum_f conf_f * m_f(c) / sum_f conf_f, where m_f(c) is 1/0 when the facet names
   dataset categories (does c have one of them) and otherwise the clipped MiniLM cosine between the
@@ -26,8 +26,9 @@ in [0, 1]:
 - collaborative signal: the mean of (a) the curation-weighted share of curated user neighbours
   who interacted with c and (b) the curation-weighted item-item co-occurrence cosine between the
   curated item neighbours and c, each divided by its maximum over the candidates.
-score = (0.25 facet + 0.25 embedding + 0.5 collaborative) / (sum of the weights of parts that
-carry any signal for this user); ties by the same blend without the facet part, then input order.
+score (`blend_of`) = (0.25 facet + 0.25 embedding + 0.5 collaborative) / (sum of the weights of
+parts that carry any signal for this user); ties by the same blend without the facet part, then
+input order.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ import numpy as np
 from agents.base import AgentTask, InvalidAnswer
 from agents.memrec.collaborative import cosine_cooccurrence, interacted, mean_unit
 from agents.memrec.curation import Curated
-from agents.memrec.features import FeatureIndex, recency_profile
+from agents.memrec.feature_index import FeatureIndex
+from agents.memrec.features import recency_profile
 from agents.memrec.write import facet_lines
 from agents.ranking import clip_score, left_out_order
 from agents.validation import (
@@ -109,7 +111,7 @@ def _share(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return mean / top if top > 0 else np.zeros_like(mean)
 
 
-def blend_scores(
+def blend_parts(
     index: FeatureIndex,
     curated: Curated,
     user_id: str,
@@ -117,10 +119,11 @@ def blend_scores(
     facets: Sequence[FacetRecord],
     visible: Sequence[str] | None = None,
     updated: dict[str, np.ndarray] | None = None,
-) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """The heuristic blend fallback's scores (in [0, 1]) and their three parts (module docstring).
-    `updated`: changed memories' vectors already read (`FeatureIndex.updated_vectors`); None reads them
-    (a SQLite query: a caller on an event loop reads them first, in a worker thread)."""
+) -> dict[str, np.ndarray]:
+    """The heuristic blend fallback's three parts per candidate (module docstring), each in [0, 1]:
+    facet, embedding, collaborative; `blend_of` blends them. `updated`: changed memories' vectors
+    already read (`FeatureIndex.updated_vectors`); None reads them (a SQLite query: a caller on an
+    event loop reads them first, in a worker thread)."""
     env = index.env
     rows = np.array([env.item_index[c] for c in candidates], dtype=np.int64)
     weights = np.clip(curated.scores, 0.0, None)
@@ -139,15 +142,21 @@ def blend_scores(
     by_items = _share(cosine_cooccurrence(index, items, candidates), item_w) if len(items) else None
     present = [p for p in (by_users, by_items) if p is not None]
     collaborative = np.mean(present, axis=0) if present else np.zeros(len(rows))
-    parts = {
+    return {
         "facet": facet_match(index, facets, rows),
         "embedding": embedding,
         "collaborative": collaborative,
     }
-    used = {name: BLEND_WEIGHTS[name] for name, part in parts.items() if part.any()}
+
+
+def blend_of(parts: dict[str, np.ndarray], without: str | None = None) -> np.ndarray:
+    """The blend (in [0, 1]) of `parts` by `BLEND_WEIGHTS`, renormalised over the parts with signal;
+    `without`: a part left out (the tie-break is the blend without its facet part)."""
+    used = {name: BLEND_WEIGHTS[name] for name, part in parts.items() if part.any() and name != without}
     total = sum(used.values()) or 1.0
-    score = sum(used[name] * parts[name] for name in used) / total if used else np.zeros(len(rows))
-    return np.clip(score, 0.0, 1.0), parts
+    length = len(next(iter(parts.values())))
+    score = sum(used[name] * parts[name] for name in used) / total if used else np.zeros(length)
+    return np.clip(score, 0.0, 1.0)
 
 
 def blend_answer(

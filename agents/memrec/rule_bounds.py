@@ -1,6 +1,6 @@
 """Bounds on a rule set's scores when some features are only known to lie in an interval.
 
-`score_bounds` is `agents.memrec.rules.score_neighbours` in interval arithmetic: each feature is a
+`score_bounds` is `agents.memrec.rule_scoring.score_neighbours` in interval arithmetic: each feature is a
 range [low, high] per neighbour (equal ends: a known value), and every neighbour gets a range its
 score is sure to lie in, whatever the unknown features turn out to be inside theirs. An effect whose
 conditions may or may not hold contributes the hull of its factor (or addend) and the neutral 1 (or
@@ -81,7 +81,7 @@ def score_bounds(
     ones, zeros = np.ones(n), np.zeros(n)
     terms = [(ones.copy(), ones.copy()) for _ in rule_set.base_terms]
     factor, boost = (ones.copy(), ones.copy()), (zeros.copy(), zeros.copy())
-    for conds, kind, effect, rate, dest in rule_set._program:
+    for conds, kind, effect, rate, dest in rule_set.program:
         surely, possibly = kinds[kind].copy(), kinds[kind].copy()
         for op, col, threshold in conds:
             sure, maybe = _holds(op, cols[0][col], cols[1][col], threshold)

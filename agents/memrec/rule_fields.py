@@ -20,9 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from agents.memrec.curation import resolve_rule_set, rule_set_name
-from agents.memrec.dataset_features import dataset_features
 from agents.memrec.features import CURATION_NEEDS
-from agents.memrec.order_clock import ORDER_HORIZON_DAYS
+from agents.memrec.order_clock import ORDER_HORIZON_DAYS, environment_pace, position_words
 from agents.memrec.rules import FEATURES, Rule, RuleSet
 from state.context import Context
 from state.memrec.context import MemRecContext
@@ -64,11 +63,10 @@ def missing_field_rules(rule_sets: Mapping[str, RuleSet], present: frozenset[str
 def pace_words(env: Environment) -> str:
     """How order-only recency reads positions on `env`'s dataset, e.g. "the median pace, 12
     interactions per 365 days: one position = 30.4 days"."""
-    clock = dataset_features(env).clock
-    pace = clock.pace if clock.pace is not None else 1.0
+    pace = environment_pace(env)
     return (
         f"the median pace, {pace * ORDER_HORIZON_DAYS:g} interactions per {ORDER_HORIZON_DAYS:g} days: "
-        f"one position = {1.0 / pace:.1f} days"
+        f"{position_words(pace)}"
     )
 
 

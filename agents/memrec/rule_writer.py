@@ -8,7 +8,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from agents.base import AgentTask, InvalidAnswer
-from agents.memrec.rules import RuleSet, RuleSetError, load_rule_set, rule_set_schema
+from agents.memrec.rule_files import load_rule_set, rule_set_schema
+from agents.memrec.rules import RuleSet, RuleSetError
 from agents.memrec.statistics import domain_statistics
 from agents.validation import INVALID_RULES, MISSING_DOMAIN, MISSING_NAME
 from prompts.memrec.rules import RULE_WRITER
@@ -22,7 +23,7 @@ class RuleSetDraft(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     rules: list[dict[str, Any]]
-    """The proposed rules (validated by `agents.memrec.rules.load_rule_set`)."""
+    """The proposed rules (validated by `agents.memrec.rule_files.load_rule_set`)."""
 
 
 def rule_writer_task(env: Environment) -> AgentTask[Any]:

@@ -1,32 +1,20 @@
-"""MemRec's curation rule language: validated JSON rule sets and a fast, deterministic interpreter.
+"""MemRec's curation rule language: a rule set's validated JSON form (conditions, base terms,
+effects, rules), compiled once into the flat program the interpreter runs.
 
-A rule set scores one neighbour (user or item) of the target user from five features:
-
-    score = (base + sum_t w_t * m_t * T_t(x_t)) * F + B
-
-`w_t` / `T_t` are the rule set's `base_terms` (a weight and an identity/log1p transform per
-feature), `m_t` the product of every firing effect that targets term t, `F` the product of every
-firing effect that targets the whole score (multipliers, penalties, exponential decays) and `B`
-the sum of firing additive boosts. An effect fires when all of its own and its rule's conditions
-hold; products and sums commute, so rule order never matters.
+The interpreter is rule_scoring.py (what a rule set computes, in its docstring); reading rule sets
+from files, shipped names or dicts is rule_files.py.
 """
 
 from __future__ import annotations
 
-import json
 import math
-from collections.abc import Mapping, Sequence
-from importlib import resources
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from world.errors import RecgraphError
-
-if TYPE_CHECKING:
-    pass
 
 Feature = Literal[
     "edge_weight", "recency_days", "co_interaction_count", "metadata_overlap_score", "memory_similarity_score"
@@ -36,7 +24,8 @@ FEATURES: tuple[str, ...] = Feature.__args__
 Operator = Literal["<", "<=", ">", ">=", "==", "!="]
 _UFUNCS = (np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal)
 _OPS = dict(zip(Operator.__args__, _UFUNCS, strict=True))
-_COL = {name: i for i, name in enumerate(FEATURES)}
+FEATURE_COLUMN = {name: i for i, name in enumerate(FEATURES)}
+"""Feature -> its column in a feature matrix."""
 _CONFIG = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
@@ -181,37 +170,15 @@ class RuleSet(BaseModel):
         self._program = _compile(self)
         return self
 
+    @property
+    def program(self) -> list[tuple[Any, ...]]:
+        """The effects compiled for `rule_scoring.score_neighbours`: (conditions, kind, effect, decay
+        rate, destination: a base term's index, -1 the score, -2 the boost)."""
+        return self._program
+
     def to_json(self) -> str:
         """The rule set as indented JSON (round-trips through `load_rule_set`)."""
         return self.model_dump_json(indent=2, exclude_defaults=True)
-
-
-def _kind_ok(kind: str, wanted: str) -> bool:
-    return wanted == "any" or kind == wanted
-
-
-def score_neighbour(rule_set: RuleSet, features: Mapping[str, float], kind: str, base: float = 1.0) -> float:
-    """Score one neighbour (`kind` 'user' or 'item') from its five features (plain Python)."""
-    term_mult = {t.feature: 1.0 for t in rule_set.base_terms}
-    factor, boost = 1.0, 0.0
-    for rule in rule_set.rules:
-        if not _kind_ok(kind, rule.kind) or not all(c.holds(features) for c in rule.when):
-            continue
-        for effect in rule.effects:
-            if not _kind_ok(kind, effect.kind) or not all(c.holds(features) for c in effect.when):
-                continue
-            value = effect.factor(features)
-            if effect.type == "boost":
-                boost += value
-            elif effect.target == "score":
-                factor *= value
-            else:
-                term_mult[effect.target] *= value
-    total = base
-    for term in rule_set.base_terms:
-        x = float(features[term.feature])
-        total += term.weight * term_mult[term.feature] * (math.log1p(x) if term.transform == "log1p" else x)
-    return total * factor + boost
 
 
 def _compile(rule_set: RuleSet) -> list[tuple[Any, ...]]:
@@ -223,95 +190,10 @@ def _compile(rule_set: RuleSet) -> list[tuple[Any, ...]]:
             kinds = {rule.kind, effect.kind} - {"any"}
             if len(kinds) > 1:
                 continue  # a user-only rule with an item-only effect never fires
-            conds = tuple((_OPS[c.op], _COL[c.feature], c.value) for c in (*rule.when, *effect.when))
+            conds = tuple(
+                (_OPS[c.op], FEATURE_COLUMN[c.feature], c.value) for c in (*rule.when, *effect.when)
+            )
             dest = -1 if effect.target == "score" else terms.index(effect.target)
             dest = -2 if effect.type == "boost" else dest
             program.append((conds, kinds.pop() if kinds else "any", effect, effect.decay_rate(), dest))
     return program
-
-
-def score_neighbours(
-    rule_set: RuleSet, feature_matrix: np.ndarray, kinds: Sequence[str] | np.ndarray, base: float = 1.0
-) -> np.ndarray:
-    """Vectorised `score_neighbour`: rows of `feature_matrix` are neighbours, columns `FEATURES`.
-
-    `kinds` holds 'user'/'item' per row (or a boolean array, True = item).
-    """
-    x = np.asarray(feature_matrix, dtype=np.float64)
-    if x.ndim != 2 or x.shape[1] != len(FEATURES):
-        raise ValueError(f"feature_matrix must be n x {len(FEATURES)} (columns {FEATURES}), got {x.shape}")
-    cols = np.ascontiguousarray(x.T)  # one contiguous row per feature
-    k = np.asarray(kinds)
-    is_item = k if k.dtype == bool else k == "item"
-    n = x.shape[0]
-    masks = {"item": is_item, "user": ~is_item, "any": True}
-    term_mult = np.ones((len(rule_set.base_terms), n))
-    factor, boost = np.ones(n), np.zeros(n)
-    for conds, kind, effect, rate, dest in rule_set._program:
-        mask = masks[kind]
-        for op, col, threshold in conds:
-            mask = mask & op(cols[col], threshold)
-        if effect.type == "decay":
-            value = np.exp(-rate * cols[_COL[effect.feature]])
-        elif effect.feature is not None:
-            value = effect.value + effect.coef * cols[_COL[effect.feature]]
-            value = value if dest == -2 else np.maximum(value, 0.0)
-        else:
-            value = effect.value if dest == -2 else max(effect.value, 0.0)
-        out = boost if dest == -2 else factor if dest == -1 else term_mult[dest]
-        (np.add if dest == -2 else np.multiply)(out, value, out=out, where=mask)
-    total = np.full(n, float(base))
-    for j, term in enumerate(rule_set.base_terms):
-        col = cols[_COL[term.feature]]
-        total += term.weight * term_mult[j] * (np.log1p(col) if term.transform == "log1p" else col)
-    return total * factor + boost
-
-
-def _problem(error: ValidationError, raw: Mapping[str, Any]) -> str:
-    """Turn pydantic's first error into 'rule 'id' (index i): where: what'."""
-    first = error.errors()[0]
-    loc, msg = list(first["loc"]), first["msg"].removeprefix("Value error, ")
-    rules = raw.get("rules") if isinstance(raw.get("rules"), list) else []
-    if len(loc) >= 2 and loc[0] == "rules" and isinstance(loc[1], int):
-        index = loc[1]
-        rule = rules[index] if index < len(rules) else None
-        rid = rule.get("id") if isinstance(rule, Mapping) else None
-        where = ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in loc[2:]).replace(".[", "[")
-        return f"rule {rid!r} (index {index}): {where or 'rule'}: {msg}"
-    return f"{'.'.join(map(str, loc)) or 'rule set'}: {msg}"
-
-
-RULESET_DIR = "rulesets"
-
-
-def shipped_rule_sets() -> list[str]:
-    """Names of the rule sets shipped with recgraph (books, generic, goodreads, movietv, yelp)."""
-    folder = resources.files(__package__ or "agents.memrec") / RULESET_DIR
-    return sorted(p.name.removesuffix(".json") for p in folder.iterdir() if p.name.endswith(".json"))
-
-
-def load_rule_set(source: str | Path | Mapping[str, Any]) -> RuleSet:
-    """Validate a rule set from a dict, a JSON file path, or a shipped name; raises `RuleSetError`."""
-    where = ""
-    if not isinstance(source, Mapping):
-        path = Path(source)
-        if not path.is_file() and str(source) in shipped_rule_sets():
-            path = Path(str(resources.files(__package__ or "agents.memrec") / RULESET_DIR / f"{source}.json"))
-        if not path.is_file():
-            raise RuleSetError(f"no rule set {str(source)!r}: not a file nor one of {shipped_rule_sets()}")
-        where = f"{path}: "
-        try:
-            source = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as error:
-            raise RuleSetError(f"{where}not valid JSON ({error})") from error
-        if not isinstance(source, Mapping):
-            raise RuleSetError(f"{where}a rule set is a JSON object, got {type(source).__name__}")
-    try:
-        return RuleSet.model_validate(dict(source))
-    except ValidationError as error:
-        raise RuleSetError(where + _problem(error, source)) from error
-
-
-def rule_set_schema() -> dict[str, Any]:
-    """The JSON Schema of a rule set (what LM_Mem is asked to produce)."""
-    return RuleSet.model_json_schema()

@@ -23,9 +23,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.memrec.features import FeatureIndex, NeighbourFeatures, read_user_similarity
+from agents.memrec.feature_index import FeatureIndex
+from agents.memrec.features import NeighbourFeatures, read_user_similarity
 from agents.memrec.rule_bounds import score_bounds
-from agents.memrec.rules import FEATURES, RuleSet, score_neighbours
+from agents.memrec.rule_scoring import score_neighbours
+from agents.memrec.rules import FEATURES, RuleSet
 
 SIMILARITY = FEATURES.index("memory_similarity_score")
 """Column of memory_similarity_score in the feature matrix."""

@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from agents.memrec.features import CURATION_NEEDS
-from agents.memrec.order_clock import ORDER_HORIZON_DAYS, median_pace
-from tools.memrec.adjacency import shared_adjacency
+from agents.memrec.order_clock import ORDER_HORIZON_DAYS, environment_pace, position_words
 from world.shape import FIELDS, environment_fields
 
 if TYPE_CHECKING:
@@ -51,9 +50,8 @@ def recency_words(env: Environment) -> str:
     days at the median pace (agents/memrec/order_clock.py)."""
     if env.dataset.has_time:
         return "days between interaction timestamps"
-    pace = median_pace(np.diff(shared_adjacency(env).user_ptr).astype(np.float64))
     return (
-        f"no timestamps: interaction order read in days, one position = {1.0 / pace:.1f} days (the "
+        f"no timestamps: interaction order read in days, {position_words(environment_pace(env))} (the "
         f"median user's training history taken as {ORDER_HORIZON_DAYS:g} days)"
     )
 

@@ -20,7 +20,8 @@ import numpy as np
 
 from agents.base import AgentTask, InvalidAnswer
 from agents.memrec.curation import Curated
-from agents.memrec.features import FeatureIndex, recency_profile
+from agents.memrec.feature_index import FeatureIndex
+from agents.memrec.features import recency_profile
 from agents.memrec.text_facets import support_edges, title_facets
 from agents.ranking import clip_score
 from agents.usage import estimate_tokens

@@ -8,7 +8,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from agents.memrec.curation import Curated
-from agents.memrec.features import FeatureIndex, recency_profile
+from agents.memrec.feature_index import FeatureIndex
+from agents.memrec.features import recency_profile
 from prompts.common import quote
 from state.memrec.schemas import Facet, FacetSet, SupportEdge
 from tools.memrec.graph import user_node

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from agents.memrec.features import FeatureIndex
+from agents.memrec.feature_index import FeatureIndex
 from state.memrec.schemas import CandidateScore, CandidateScores
 from state.memrec.state import FacetRecord
 from tools.memrec.graph import item_node

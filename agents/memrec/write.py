@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import AgentTask, InvalidAnswer
-from agents.memrec.features import FeatureIndex
+from agents.memrec.feature_index import FeatureIndex
 from agents.validation import (
     DUPLICATE_NEIGHBOUR,
     EMPTY_ANSWER,

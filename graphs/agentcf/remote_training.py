@@ -23,7 +23,15 @@ from typing import Any
 
 from agents.agentcf.plan import Interaction, plan_steps
 from graphs.agentcf.hooks import interaction_trace
-from graphs.agentcf.training import TrainingRun, commit, memory_key, request_for, training_summary
+from graphs.agentcf.training import (
+    TrainingRun,
+    end_step,
+    memory_key,
+    remaining_steps,
+    report_progress,
+    request_for,
+    training_summary,
+)
 from graphs.hooks import Prepared, PrepareRequest
 from graphs.method_spec import RemoteCall, RemoteRunner, remote_name, run_one
 from state.agentcf.context import AgentCFContext
@@ -56,25 +64,19 @@ def train_remotely(request: PrepareRequest, remote: RemoteRunner) -> Prepared:
     memories = saved_remotely(remote, context, None)
     memories.key = key
     run = TrainingRun(memories, Path(context.agentcf_memory), plan, steps_before=memories.steps_done)
-    progress, label = request.on_progress, f"{request.method} · training"
-    total = sum(len(s) for s in plan)
-    if progress:
-        progress(label, sum(len(s) for s in plan[: memories.steps_done]), total)
+    label = f"{request.method} · training"
+    progress = (lambda done, total: request.on_progress(label, done, total)) if request.on_progress else None
+    report_progress(run, progress)
     outputs: dict[str, dict[str, Any]] = {}
 
     def done(call: RemoteCall, output: dict[str, Any]) -> None:
         outputs[str(call.user)] = output
 
-    for index in range(memories.steps_done, len(plan)):
-        step = plan[index]
+    for index, step in remaining_steps(run):
         outputs.clear()
         calls = [_call(env, memories, interaction, ctx, request) for interaction in step]
         remote.run_all(calls, done, request.concurrency)
-        run.usage.extend(commit(env, memories, step, outputs))
-        memories.steps_done = index + 1
-        saved_remotely(remote, context, memories)
-        if progress:
-            progress(label, sum(len(s) for s in plan[: index + 1]), total)
+        end_step(env, run, index, outputs, lambda held: saved_remotely(remote, context, held), progress)
     run.seconds = time.perf_counter() - started
     return Prepared(context, {"training": training_summary(run)})
 

@@ -23,7 +23,7 @@ import hashlib
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,6 +121,30 @@ def commit(
     return records
 
 
+def remaining_steps(run: TrainingRun) -> Iterator[tuple[int, list[Interaction]]]:
+    """The plan's steps after those the checkpoint holds, each with its index."""
+    for index in range(run.memories.steps_done, len(run.plan)):
+        yield index, run.plan[index]
+
+
+def end_step(
+    env: Environment, run: TrainingRun, index: int, outputs: dict[str, dict[str, Any]],
+    saved: Callable[[Memories], object], on_progress: Progress | None,
+) -> None:
+    """After step `index` ran (in-process or on a deployment): its proposals committed in user order,
+    the memories saved by `saved` (the checkpoint), the progress reported."""
+    run.usage.extend(commit(env, run.memories, run.plan[index], outputs))
+    run.memories.steps_done = index + 1
+    saved(run.memories)
+    report_progress(run, on_progress)  # fmt: skip
+
+
+def report_progress(run: TrainingRun, on_progress: Progress | None) -> None:
+    """`on_progress(interactions committed, interactions planned)`, if given."""
+    if on_progress:
+        on_progress(sum(len(s) for s in run.plan[: run.memories.steps_done]), sum(len(s) for s in run.plan))
+
+
 async def run_step(
     graph: Any, requests: dict[str, dict[str, Any]], step: Sequence[Interaction], ctx: AgentCFContext,
     concurrency: int, trace: InteractionTrace | None,
@@ -146,16 +170,10 @@ async def _train(
     from graphs.registry import service_graph
 
     graph = service_graph("agentcf_train")
-    total = sum(len(s) for s in run.plan)
-    for index in range(run.memories.steps_done, len(run.plan)):
-        step = run.plan[index]
+    for index, step in remaining_steps(run):
         requests = {i.user_id: request_for(env, run.memories, i) for i in step}
         outputs = await run_step(graph, requests, step, ctx, concurrency, trace)
-        run.usage.extend(commit(env, run.memories, step, outputs))
-        run.memories.steps_done = index + 1
-        save(run.path, run.memories)
-        if on_progress:
-            on_progress(sum(len(s) for s in run.plan[: index + 1]), total)  # fmt: skip
+        end_step(env, run, index, outputs, lambda memories: save(run.path, memories), on_progress)
 
 
 def train_memories(
@@ -170,8 +188,7 @@ def train_memories(
     memories = load(path)
     memories.key = key
     run = TrainingRun(memories, path, plan, steps_before=memories.steps_done)
-    if on_progress:
-        on_progress(sum(len(s) for s in plan[: memories.steps_done]), sum(len(s) for s in plan))
+    report_progress(run, on_progress)
     if memories.steps_done < len(plan):
         asyncio.run(_train(env, run, ctx, concurrency, on_progress, trace))
     elif not path.is_file():

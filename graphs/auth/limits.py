@@ -27,6 +27,8 @@ ID_FIELDS = ("user_id", "item_id")
 """Input fields holding one id."""
 TEXT_FIELDS = ("instruction", "text", "review", "interaction")
 """Input fields holding a caller's free text (an interaction's text)."""
+LIST_LIMITS = {"candidates": "max_candidates", "history": "max_history"}
+"""List fields with a cap of their own (the `Limits` field); any other list is a batch (`max_batch`)."""
 MAX_DEPTH = 12
 """Deepest nesting of lists and objects an input may have."""
 
@@ -58,7 +60,7 @@ class Limits:
         env = os.environ if environ is None else environ
         values: dict[str, int] = {}
         for spec in fields(cls):
-            variable = f"RECGRAPH_{spec.name.upper()}"
+            variable = knob_name(spec.name)
             if variable in env:
                 try:
                     values[spec.name] = int(env[variable])
@@ -85,27 +87,24 @@ class Limits:
         if depth > MAX_DEPTH:
             return f"nested deeper than {MAX_DEPTH} levels"
         if isinstance(value, list):
-            caps = {"candidates": self.max_candidates, "history": self.max_history}
-            cap = caps.get(name, self.max_batch)
-            if len(value) > cap:
-                return f"{len(value)} items, more than {limit_name(name)}={cap}"
-            return ""
+            limit = LIST_LIMITS.get(name, "max_batch")
+            cap = getattr(self, limit)
+            return f"{len(value)} items, more than {knob_name(limit)}={cap}" if len(value) > cap else ""
         if not isinstance(value, str):
             return ""
         if (top and name in ID_FIELDS) or where.startswith("input.candidates["):
-            cap, knob = self.max_id_chars, "RECGRAPH_MAX_ID_CHARS"
+            limit = "max_id_chars"
         elif top and name in TEXT_FIELDS:
-            cap, knob = self.max_text_chars, "RECGRAPH_MAX_TEXT_CHARS"
+            limit = "max_text_chars"
         else:
-            cap, knob = self.max_memory_chars, "RECGRAPH_MAX_MEMORY_CHARS"
-        return f"{len(value)} characters, more than {knob}={cap}" if len(value) > cap else ""
+            limit = "max_memory_chars"
+        cap = getattr(self, limit)
+        return f"{len(value)} characters, more than {knob_name(limit)}={cap}" if len(value) > cap else ""
 
 
-def limit_name(field_name: str) -> str:
-    """The knob capping list field `field_name` (any list but candidates and history: the batch)."""
-    if field_name in ("candidates", "history"):
-        return f"RECGRAPH_MAX_{field_name.upper()}"
-    return "RECGRAPH_MAX_BATCH"
+def knob_name(limit: str) -> str:
+    """The environment variable setting `Limits` field `limit` (`max_batch` -> `RECGRAPH_MAX_BATCH`)."""
+    return f"RECGRAPH_{limit.upper()}"
 
 
 def walk(value: Any, where: str, depth: int) -> Iterator[tuple[str, Any, int]]:

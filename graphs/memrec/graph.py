@@ -30,10 +30,12 @@ from langgraph.graph import END, START, StateGraph
 
 from agents.base import AgentResult
 from agents.memrec.curation import Curated, curate, empty_curation, resolve_rule_set, rule_set_name
-from agents.memrec.features import CURATION_NEEDS, feature_index
+from agents.memrec.feature_index import feature_index
+from agents.memrec.features import CURATION_NEEDS
 from agents.memrec.rerank import (
     blend_answer,
-    blend_scores,
+    blend_of,
+    blend_parts,
     embedder_loaded,
     model_order,
     rank_blend,
@@ -188,9 +190,10 @@ def prepare_rerank(state: MemRecState, ctx: MemRecContext, env: Environment) -> 
     def fallback() -> CandidateScores:
         if vector:
             return vector_configuration(candidates, facets, candidate_vectors)
-        scores, parts = blend_scores(index, found, user, candidates, facets, history, updated)
+        parts = blend_parts(index, found, user, candidates, facets, history, updated)
+        scores = blend_of(parts)
         # The blend's own tie-break: the same blend without the facet part (no embedding).
-        quick, _ = blend_scores(index, found, user, candidates, [], history, updated)
+        quick = blend_of(parts, without="facet")
         tie_break.update((c, float(s)) for c, s in zip(candidates, quick, strict=True))
         return blend_answer(candidates, scores, parts)
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agents.base import arun_agent
-from agents.memrec.features import feature_index
+from agents.memrec.feature_index import feature_index
 from agents.memrec.init import init_job, init_job_id, init_task
 from agents.usage import summarise_usage
 from state.memrec.context import MemRecContext

@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from agents.memrec.features import FeatureIndex
+from agents.memrec.feature_index import FeatureIndex
 from tools.memrec.writer import PropagationJob
 from world.embeddings import embed_texts
 

@@ -14,7 +14,7 @@ import numpy as np
 from langchain_core.runnables import RunnableLambda
 
 from agents.memrec.curation import curate, resolve_rule_set
-from agents.memrec.features import feature_index
+from agents.memrec.feature_index import feature_index
 from graphs.hooks import PerfRequest
 from graphs.memrec.warmup import warmup_interaction
 from state.memrec.context import MemRecContext

@@ -8,7 +8,7 @@ then sends the jobs here in user-id order: the same propose-then-apply schedule 
 warm-up (graphs/memrec/warmup.py), so the memory and every ranking read from it are the same. The
 client never writes the memory itself. Jobs are applied synchronously and idempotently (a job id
 already applied is skipped), so a request replayed on another replica changes nothing; the changed
-memories' vectors are then saved for every replica (agents/memrec/features.py). `{"jobs": []}`
+memories' vectors are then saved for every replica (agents/memrec/feature_index.py). `{"jobs": []}`
 only opens (and seeds) the memory and says where it lives.
 """
 
@@ -23,7 +23,7 @@ from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from typing_extensions import TypedDict
 
-from agents.memrec.features import feature_index
+from agents.memrec.feature_index import feature_index
 from graphs.common import describe_validation_error
 from graphs.nodes import step_node
 from graphs.run_context import compile_method, current_context

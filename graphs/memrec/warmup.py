@@ -36,7 +36,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from agents.memrec.features import feature_index
+from agents.memrec.feature_index import feature_index
 from agents.memrec.user_vectors import user_vectors
 from agents.memrec.write import write_job_id
 from agents.usage import summarise_usage

@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
 from agents.base import AgentResult
-from agents.memrec.features import feature_index
+from agents.memrec.feature_index import feature_index
 from agents.memrec.write import write_job, write_job_id, write_task
 from graphs.common import dataset_not_loaded, service_input
 from graphs.memrec.graph import curate_node, synthesise
@@ -69,17 +69,23 @@ class WriteInput(BaseModel):
     )
 
 
-class WriteOutput(TypedDict, total=False):
-    """What `memrec_write` returns."""
+class WriteJob(TypedDict, total=False):
+    """The write's own results: fields of `memrec_write`'s blackboard (`WriteState`) and of what it
+    returns (`WriteOutput`), each with one writer."""
 
     job_id: str
-    """The propagation job's id."""
+    """Written by `validate_write`: the propagation job's id."""
     status: str
-    """"queued" (background), "applied" (sync) or "proposed" (propose)."""
+    """Written by `commit`: "queued" (background), "applied" (sync) or "proposed" (propose)."""
     neighbours: list[str]
-    """Neighbours whose memory the job updates."""
+    """Written by `commit`: neighbours whose memory the job updates."""
     job: dict[str, Any]
-    """The job itself (node updates), as stored in the writer's queue."""
+    """Written by `commit`: the job itself (node updates), as stored in the writer's queue."""
+
+
+class WriteOutput(WriteJob, total=False):
+    """What `memrec_write` returns: the job (`WriteJob`), and Stage R's posts, usage and facets."""
+
     trace: Annotated[list[BlackboardMessage], append_messages]
     """Every node's blackboard posts, in order."""
     usage: Annotated[list[dict[str, Any]], operator.add]
@@ -88,16 +94,14 @@ class WriteOutput(TypedDict, total=False):
     """The Stage R facets the write read (M_collab)."""
 
 
-class WriteState(MemRecState, total=False):
-    """Blackboard of `memrec_write`: Stage R's fields (`MemRecState`) plus the write's; each field has
-    exactly one writer."""
+class WriteState(MemRecState, WriteJob, total=False):
+    """Blackboard of `memrec_write`: Stage R's fields (`MemRecState`), the write's results
+    (`WriteJob`) and its working fields below; each field has exactly one writer."""
 
     item_id: str
     """Input: the item."""
     timestamp: float | None
     """Input: when the interaction happened."""
-    job_id: str
-    """Written by `validate_write`: the propagation job's id."""
     offered: list[str]
     """Written by `select_neighbours`: N'_k of the interaction minus the item, offered to LM_Mem."""
     memories: dict[str, list[Any]]
@@ -107,12 +111,6 @@ class WriteState(MemRecState, total=False):
     rewrite: bool
     """Written by `propagate`: True when the model answered (neighbours are rewritten), False for the
     fallback's edits (appended)."""
-    status: str
-    """Written by `commit`: "queued", "applied" or "proposed"."""
-    neighbours: list[str]
-    """Written by `commit`: neighbours whose memory the job updates."""
-    job: dict[str, Any]
-    """Written by `commit`: the job itself."""
 
 
 def _validate_write(state: WriteState, config: RunnableConfig) -> dict[str, Any]:

@@ -11,8 +11,8 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from recgraph.commands import console, progress_bar
 from recgraph.options import add_dataset_options
+from recgraph.terminal import console, progress_bar
 from state.amem4rec.context import Amem4RecContext
 
 

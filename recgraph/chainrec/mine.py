@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from agents.chainrec.mining.library import LIBRARY_NAME, MAP_MARGIN
-from recgraph.commands import console, progress_bar
 from recgraph.options import add_dataset_options
+from recgraph.terminal import console, progress_bar
 from state.chainrec.context import ChainRecContext
 
 DEFAULT_USERS = 50
@@ -144,7 +144,7 @@ def _generate(args: argparse.Namespace) -> tuple[Path, dict[str, Any]]:
 
 def mine_tools(args: argparse.Namespace) -> int:
     """Generate (or read) traces, mine them, print the sweep and the cards."""
-    from agents.chainrec.mining.pipeline import mine_to
+    from agents.chainrec.mining.pipeline import MiningSettings, mine_to
     from agents.chainrec.mining.records import load_traces
     from agents.chainrec.online.library_file import load_library
     from world.errors import RecgraphError
@@ -172,17 +172,9 @@ def mine_tools(args: argparse.Namespace) -> int:
         )
     traces = load_traces(traces_path)
     library_path = Path(args.library_out) if args.library_out else out / LIBRARY_NAME
+    settings = MiningSettings(args.max_steps, args.k_min, args.k_max, args.seed, base, args.map_margin)
     summary, cards, (json_path, md_path), library = mine_to(
-        out,
-        traces,
-        args.max_steps,
-        args.k_min,
-        args.k_max,
-        args.seed,
-        base,
-        args.map_margin,
-        library_path,
-        f"mined from {traces_path} over {base.path}",
+        out, traces, settings, library_path, f"mined from {traces_path} over {base.path}"
     )
     counts = summary["traces"]
     dropped = ", ".join(f"{reason} {n}" for reason, n in counts["dropped"].items()) or "none"

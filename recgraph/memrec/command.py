@@ -7,8 +7,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from recgraph.commands import console
 from recgraph.options import add_dataset_options
+from recgraph.terminal import console
 from state.memrec.context import MemRecContext
 
 
@@ -114,8 +114,8 @@ def rules(args: argparse.Namespace) -> int:
     """LM_Mem writes the domain's curation rules; they are validated and saved."""
     from agents.backends import describe_backend
     from agents.base import run_agent
+    from agents.memrec.rule_files import load_rule_set
     from agents.memrec.rule_writer import rule_writer_task
-    from agents.memrec.rules import load_rule_set
     from recgraph.llm_session import llm_session
     from world.environment import get_environment
     from world.paths import dataset_cache

@@ -26,7 +26,7 @@ class CuratedRecord(TypedDict):
     score: float
     """Its curation score under the rule set (rounded to 6 places)."""
     features: dict[str, float]
-    """Its named curation features (`agents.memrec.features.FEATURES`)."""
+    """Its named curation features (`agents.memrec.rules.FEATURES`)."""
 
 
 class FacetRecord(TypedDict):

@@ -32,6 +32,7 @@ from agents.chainrec.offline.fusion_fit import (
 from agents.chainrec.online.fusion import fuse, with_fusion_weights
 from agents.chainrec.online.item_tools import fetch_items
 from agents.chainrec.online.tool_agent import Episode
+from agents.router.catalog import METHOD_TOOLS
 from state.chainrec.context import ChainRecContext
 from state.router.context import RouterContext
 from tools.chainrec.episode_tools import EpisodeScope
@@ -65,6 +66,9 @@ def _row(user: str = "u1") -> dict[str, Any]:
 @pytest.fixture
 def context(books: str) -> RouterContext:
     """The router's knobs on the books folder, CollaborativeSignal weighed 3."""
+    # A method tool's card (so its weight field) is known to the fusion once agents/router/catalog.py
+    # registered the method tools, as in a router run; alone, this file would fuse without it.
+    assert "CollaborativeSignal" in {spec.name for spec in METHOD_TOOLS}
     return replace(RouterContext(), dataset=books, chainrec_weight_collaborative=3.0)
 
 

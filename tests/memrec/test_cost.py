@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from agents.memrec.features import feature_index
+from agents.memrec.feature_index import feature_index
 from agents.memrec.rerank import scores_json_schema
 from agents.validation import constrained_schema
 from bench.protocol.plan import plan_cases

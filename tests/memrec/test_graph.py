@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from agents.memrec.curation import curate, resolve_rule_set, select_top
-from agents.memrec.features import feature_index, neighbour_features
+from agents.memrec.feature_index import feature_index
+from agents.memrec.features import neighbour_features
 from agents.memrec.rerank import validate_scores
 from agents.memrec.rules import FEATURES
 from agents.memrec.synthesis import fit_budget, validate_facets

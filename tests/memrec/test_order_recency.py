@@ -8,10 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.memrec.features import feature_index, neighbour_features
+from agents.memrec.feature_index import feature_index
+from agents.memrec.features import neighbour_features
 from agents.memrec.order_clock import ORDER_HORIZON_DAYS, median_pace
 from agents.memrec.rule_fields import curation_notes, missing_field_rules, rules_reading
-from agents.memrec.rules import load_rule_set, score_neighbours
+from agents.memrec.rule_files import load_rule_set
+from agents.memrec.rule_scoring import score_neighbours
 from agents.memrec.statistics import domain_statistics
 from recgraph.run_header import dataset_notes
 from state.memrec.context import MemRecContext

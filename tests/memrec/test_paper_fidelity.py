@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from agents.memrec.curation import curate, resolve_rule_set
-from agents.memrec.features import feature_index
+from agents.memrec.feature_index import feature_index
 from agents.memrec.rerank import LEFT_OUT
 from agents.memrec.vector_config import vector_config_scores
 from bench.protocol.plan import plan_cases
@@ -49,7 +49,7 @@ def no_collaborative_reads(monkeypatch: pytest.MonkeyPatch) -> None:
     for module in (agents.memrec.collaborative, agents.memrec.rerank):
         for name in ("interacted", "cosine_cooccurrence"):
             monkeypatch.setattr(module, name, forbidden)
-    monkeypatch.setattr("graphs.memrec.graph.blend_scores", forbidden, raising=False)
+    monkeypatch.setattr("graphs.memrec.graph.blend_parts", forbidden, raising=False)
 
 
 def test_llm_ranking_is_the_model_s_scores_then_its_listing_then_input_order(

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from agents.memrec.dataset_features import dataset_features
-from agents.memrec.features import feature_index
+from agents.memrec.feature_index import feature_index
 from bench.run import preload as preloads
 from graphs.memrec.preload import preload as memrec_preload
 from graphs.registry import METHODS
@@ -104,8 +104,7 @@ def test_memrec_preload_imports_its_heavy_packages_before_its_thread_starts(
     import subprocess
     import sys
 
-    from world.minilm_export import exported_model
-    from world.minilm_onnx import bundled_model_dir
+    from world.minilm_onnx import bundled_model_dir, exported_model
 
     exported_model(bundled_model_dir())  # the ONNX model on disk, as after any first use
     probe = (

@@ -4,8 +4,8 @@ import json
 from pathlib import Path
 
 from agents.base import run_agent
+from agents.memrec.rule_files import load_rule_set
 from agents.memrec.rule_writer import rule_writer_task
-from agents.memrec.rules import load_rule_set
 from recgraph.cli import main
 from state.memrec.context import MemRecContext
 from tests.fakes import ScriptedChatModel, install

@@ -11,15 +11,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from agents.memrec.rules import (
-    FEATURES,
-    RuleSetError,
-    load_rule_set,
-    rule_set_schema,
-    score_neighbour,
-    score_neighbours,
-    shipped_rule_sets,
-)
+from agents.memrec.rule_files import load_rule_set, rule_set_schema, shipped_rule_sets
+from agents.memrec.rule_scoring import score_neighbour, score_neighbours
+from agents.memrec.rules import FEATURES, RuleSetError
 from agents.memrec.statistics import domain_statistics
 from world.environment import get_environment
 

@@ -19,7 +19,7 @@ import numpy as np
 import psycopg
 import pytest
 
-from agents.memrec.features import feature_index
+from agents.memrec.feature_index import feature_index
 from tests.memrec.test_memory_writer import (
     REPO,
     assert_each_token_once,
@@ -195,7 +195,7 @@ VECTORS = """
 import sys
 import numpy as np
 import world.vector_memo as memo
-from agents.memrec.features import feature_index
+from agents.memrec.feature_index import feature_index
 from world.environment import get_environment
 
 embedded = []

@@ -8,9 +8,11 @@ import numpy as np
 import pytest
 
 from agents.memrec.curation import curate, select_top
-from agents.memrec.features import NeighbourFeatures, feature_index, neighbour_features
+from agents.memrec.feature_index import feature_index
+from agents.memrec.features import NeighbourFeatures, neighbour_features
 from agents.memrec.rule_bounds import score_bounds
-from agents.memrec.rules import load_rule_set, score_neighbours, shipped_rule_sets
+from agents.memrec.rule_files import load_rule_set, shipped_rule_sets
+from agents.memrec.rule_scoring import score_neighbours
 from agents.memrec.similarity_reads import SIMILARITY, read_needed
 from world.environment import Environment, get_environment
 from world.synth import SynthSpec, generate

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.memrec import features as features_module
-from agents.memrec.features import FeatureIndex
+from agents.memrec import feature_index as feature_index_module
+from agents.memrec.feature_index import FeatureIndex
 from agents.memrec.vector_store import vectors_path
 from bench.protocol.plan import plan_cases
 from bench.protocol.spec import Protocol
@@ -42,7 +42,7 @@ def test_a_fresh_index_reads_the_saved_vectors_and_ignores_stale_ones(
     ctx = _warm(tiny_dataset_dir, tmp_path / "run")
     assert vectors_path(Path(ctx.memrec_memory)).is_file()
     parent = _fresh_index(ctx)  # the parent's vectors, as it ranked with them (nothing saved yet read)
-    monkeypatch.setattr(features_module, "load_vectors", lambda *_: None)
+    monkeypatch.setattr(feature_index_module, "load_vectors", lambda *_: None)
     expected = parent.updated_vectors()
     monkeypatch.undo()
     assert len(expected) >= 3  # the warm-up changed users' and items' memories

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from agents.memrec.features import feature_index
+from agents.memrec.feature_index import feature_index
 from bench.protocol.plan import plan_cases
 from bench.protocol.spec import Protocol
-from bench.run.invoke import prepare_method
+from bench.run.runner import prepare_method
 from graphs.memrec.warmup import MEMORY_DIR
 from graphs.memrec.write import graph
 from state.contract import InvalidRecInput

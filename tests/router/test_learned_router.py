@@ -19,7 +19,7 @@ from agents.chainrec.offline.trajectories import read_rows
 from agents.chainrec.online.learned_catalog import CatalogLearnedPlanner, catalog_root
 from agents.chainrec.online.learned_planner import MissingCheckpoint
 from agents.chainrec.online.policy import PolicyWeights
-from agents.memrec.features import feature_index
+from agents.memrec.feature_index import feature_index
 from agents.router.catalog import ROUTER_TOOLS
 from agents.router.method_tools.pattern_memories import NAME as PATTERN_MEMORIES
 from graphs.registry import get_graph

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from recgraph.chainrec.offline import paired_with_best_fixed
+from recgraph.chainrec.train import paired_with_best_fixed
 from recgraph.cli import main
 
 

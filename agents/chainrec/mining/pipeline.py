@@ -4,6 +4,7 @@ cards build (library.py)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -16,18 +17,29 @@ from agents.chainrec.mining.records import Trace
 from agents.chainrec.online.library_file import ToolLibrary, load_library
 
 
-def mine(
-    traces: Sequence[Trace],
-    budget: int,
-    k_min: int,
-    k_max: int,
-    seed: int = 0,
-    base: ToolLibrary | None = None,
-    margin: float = MAP_MARGIN,
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+@dataclass(frozen=True)
+class MiningSettings:
+    """What one mining run is asked (`recgraph chainrec mine-tools`' options)."""
+
+    budget: int
+    """Most CoT steps kept over the traces (filters.select)."""
+    k_min: int
+    """Fewest clusters of the k sweep."""
+    k_max: int
+    """Most clusters of the k sweep."""
+    seed: int = 0
+    """Seed of the clustering."""
+    base: ToolLibrary | None = None
+    """The library whose tools the clusters map onto (None: the shipped library)."""
+    margin: float = MAP_MARGIN
+    """Relative margin: a tool scoring at least (1 - margin) times a cluster's best maps onto it too."""
+
+
+def mine(traces: Sequence[Trace], settings: MiningSettings) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The run's summary (trace counts, steps, silhouette and J(k) per k, chosen k, tool -> clusters)
-    and its cards, each cluster mapped onto `base`'s tools (default: the shipped library)."""
-    base = base or load_library()
+    and its cards, each cluster mapped onto the base library's tools (default: the shipped library)."""
+    budget, seed, margin = settings.budget, settings.seed, settings.margin
+    base = settings.base or load_library()
     selection = select(traces, budget)
     occurrences: list[str] = []
     examples: dict[str, tuple[str, str]] = {}
@@ -36,7 +48,7 @@ def mine(
             label = normalise_label(step.label)
             occurrences.append(label)
             examples.setdefault(label, (step.label, step.text))
-    clustering = cluster_labels(occurrences, k_min, k_max, seed)
+    clustering = cluster_labels(occurrences, settings.k_min, settings.k_max, seed)
     cards = build_cards(clustering, examples, tool_vectors(base.catalog), margin)
     summary = {
         "traces": {
@@ -63,19 +75,14 @@ def mine(
 def mine_to(
     out: Path,
     traces: Sequence[Trace],
-    budget: int,
-    k_min: int,
-    k_max: int,
-    seed: int = 0,
-    base: ToolLibrary | None = None,
-    margin: float = MAP_MARGIN,
+    settings: MiningSettings,
     library_path: Path | None = None,
     source: str = "",
 ) -> tuple[dict[str, Any], list[dict[str, Any]], tuple[Path, Path], ToolLibrary]:
     """`mine`, write the cards into `out` (clusters.json, clusters.md) and the library they build into
     `library_path` (default `out/library.json`)."""
-    base = base or load_library()
-    summary, cards = mine(traces, budget, k_min, k_max, seed, base, margin)
+    base = settings.base or load_library()
+    summary, cards = mine(traces, replace(settings, base=base))
     written = write_cards(out, summary, cards)
     library = mined_library(cards, base, summary, source or "mined")
     library = write_mined(library_path or out / LIBRARY_NAME, library)

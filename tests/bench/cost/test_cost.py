@@ -142,8 +142,8 @@ def test_amem4rec_training_growth_planned_past_the_probes(shared_data: Path) -> 
     from bench.run.runner import run_benchmark
     from llmsim.process import SimServer
     from recgraph.cli import build_parser
-    from recgraph.commands import protocol_from_args
     from recgraph.llm_session import context_from_args
+    from recgraph.protocol_args import protocol_from_args
     from world.environment import get_environment
     from world.results_log import ResultsLog
 

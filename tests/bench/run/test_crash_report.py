@@ -133,12 +133,12 @@ def test_a_crash_crosses_processes_intact() -> None:
 
 
 def test_a_crash_outside_bench_is_one_line_too(tmp_path: Path, monkeypatch, capsys) -> None:
-    from recgraph import commands
+    from recgraph import bench_command
 
     def perf(args: object) -> int:  # e.g. `bench perf`, which ranks through the same invocation
         raise MethodCrashed.of("m", "7", ZeroDivisionError("division by zero"))
 
-    monkeypatch.setattr(commands, "bench_or_perf", perf)
+    monkeypatch.setattr(bench_command, "bench_or_perf", perf)
     assert main(["bench", "perf", "--out", str(tmp_path / "perf")]) == EXIT_METHOD_CRASHED
     log = tmp_path / "perf" / "errors.log"
     assert capsys.readouterr().err.splitlines() == [

@@ -23,7 +23,7 @@ from bench.protocol.spec import Protocol
 from bench.run.worker_process import PhaseRelay
 from graphs.hooks import Prepared, PrepareRequest
 from graphs.registry import METHODS, MethodSpec
-from recgraph import commands
+from recgraph import bench_command
 from recgraph.cli import main
 from recgraph.progress_log import ProgressLog
 from recgraph.run_header import line_spans, print_header
@@ -75,13 +75,13 @@ def fake_embed(texts: Sequence[str]) -> np.ndarray:
 def bars(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Progress]]:
     """The bench's progress bars (their tasks are the rows), with `phased` and `crashy` registered."""
     kept: list[Progress] = []
-    build = commands.progress_bar
+    build = bench_command.progress_bar
 
     def keep() -> Progress:
         kept.append(build())
         return kept[-1]
 
-    monkeypatch.setattr(commands, "progress_bar", keep)
+    monkeypatch.setattr(bench_command, "progress_bar", keep)
     graph = "tests.crashy_method:graph"
     prepare = "tests.bench.run.test_progress_logs:prepare_in_phases"
     phased = MethodSpec(graph, "classic", "phases stop short", prepare=prepare, item_vectors=True)

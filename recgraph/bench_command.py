@@ -1,4 +1,4 @@
-"""What each `recgraph` subcommand does (argument parsing lives in cli.py)."""
+"""`recgraph bench`: run methods on one protocol and write the reports (or `bench perf`)."""
 
 from __future__ import annotations
 
@@ -8,28 +8,15 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console
 from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.table import Table
 
+from recgraph.perf_command import perf
+from recgraph.protocol_args import protocol_from_args
 from recgraph.server_runs import remote_pool, remote_replicas, report_servers
+from recgraph.terminal import console, progress_bar, progress_log, warn
 
 if TYPE_CHECKING:
-    from bench.protocol.knob_settings import KnobSettings
-    from bench.protocol.spec import Protocol
     from bench.run.crash import RunStopped
-    from recgraph.progress_log import ProgressLog
-
-# Piped output gets a wide console so the comparison table is not squeezed to 80 columns.
-console = Console(width=None if sys.stdout.isatty() else 160)
 
 
 def bench_or_perf(args: argparse.Namespace) -> int:
@@ -39,29 +26,8 @@ def bench_or_perf(args: argparse.Namespace) -> int:
             from world.errors import ProtocolError
 
             raise ProtocolError("--set applies to `recgraph bench` runs, not to `bench perf`")
-        from recgraph.perf_command import perf
-
         return perf(args)
     return bench(args)
-
-
-def protocol_from_args(args: argparse.Namespace, llm: str, knobs: KnobSettings | None = None) -> Protocol:
-    """The `Protocol` named by the bench options (dataset, candidates, seed, scenario, users, and
-    the `--set` knobs)."""
-    from bench.protocol.spec import Protocol, user_count
-
-    return Protocol(
-        dataset=args.dataset,
-        candidates=args.candidates,
-        seed=args.seed,
-        scenario=args.scenario,
-        users=user_count(str(args.users)),
-        llm=llm,
-        mix_candidates=getattr(args, "mix_candidates", False),
-        candidate_source=getattr(args, "candidate_source", "auto"),
-        retrieval_pool=getattr(args, "retrieval_pool", 0),
-        knobs=tuple(knobs.given.items()) if knobs is not None else (),
-    )
 
 
 def bench(args: argparse.Namespace) -> int:
@@ -203,132 +169,3 @@ def stopped_exit(stopped: RunStopped, out: Path) -> int:
     where = f"traceback in {out / 'errors.log'}; the same command resumes"
     print(f"recgraph: error: {stopped.error} ({where})", file=sys.stderr)
     return EXIT_METHOD_CRASHED
-
-
-def warn(line: str) -> None:
-    """One warning line on stderr (the run goes on)."""
-    print(f"recgraph: warning: {line}", file=sys.stderr)
-
-
-def progress_log() -> ProgressLog | None:
-    """Plain progress lines on stdout when it is not a terminal (`nohup`, CI, a log file), else None
-    (the live bar shows progress)."""
-    from recgraph.progress_log import ProgressLog
-
-    if console.is_terminal:
-        return None
-    return ProgressLog(lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True))
-
-
-def progress_bar() -> Progress:
-    """A rich progress bar with ETA, one row per method."""
-    return Progress(
-        TextColumn("{task.description:>14}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        console=console,
-    )
-
-
-def recommend(args: argparse.Namespace) -> int:
-    """`recgraph recommend`: one user's ranked list with titles (and rationales if any)."""
-    from graphs.registry import get_graph, parse_methods
-    from world.datasets import check_dataset_spec
-
-    method = parse_methods(args.method)[0]  # bad names are refused before the heavy imports below
-    check_dataset_spec(args.dataset)
-    from world.loaders.agentrecbench import scenario_spec
-
-    args.dataset = scenario_spec(args.dataset, args.scenario)  # AgentRecBench: the scenario's own view
-    from agents.backends import describe_backend
-    from bench.protocol.plan import plan_cases_for
-    from bench.protocol.spec import Protocol
-    from bench.run.crash import MethodCrashed, is_crash
-    from graphs.tracing import run_config
-    from recgraph.llm_session import llm_session
-    from recgraph.recommend_notes import fallback_notice
-    from world.environment import get_environment
-
-    env = get_environment(args.dataset)
-    env.require_user(args.user)
-    request: dict[str, object] = {"user_id": args.user, "scenario": args.scenario}
-    target = None
-    if args.candidates is not None:
-        protocol = Protocol(
-            dataset=args.dataset,
-            candidates=args.candidates,
-            seed=args.seed,
-            scenario=args.scenario,
-            users=1,
-            llm=args.llm,
-        )
-        case = plan_cases_for(env, protocol, [args.user])[0]
-        request["candidates"], target = case.candidates, case.target
-    with llm_session(args) as (context, _):
-        context.top_k = args.top_k
-        tracing_config = run_config(
-            method,
-            args.user,
-            dataset=args.dataset,
-            backend=args.llm,
-            scenario=args.scenario,
-            seed=args.seed,
-            candidates=args.candidates,
-        )
-        try:
-            if args.server:  # the deployment runs the graph (bench/run/remote.py)
-                from bench.run.remote import recommend_remotely
-                from recgraph.server_runs import server_key
-
-                config = dict(tracing_config)
-                output = recommend_remotely(args.server, method, request, context, config, server_key(args))
-            else:
-                output = get_graph(method).invoke(request, config=tracing_config, context=context)
-        except Exception as error:  # a bug in the method: one line here, the traceback in errors.log
-            if not is_crash(error):
-                raise
-            raise MethodCrashed.of(method, args.user, error) from error
-    scores, rationales = output.get("scores") or {}, output.get("rationales") or {}
-    columns = ["rank", "item", "title", *(["score"] if scores else []), *(["why"] if rationales else [])]
-    trace = output.get("trace") or []
-    table = Table(
-        title=f"{method} for user {args.user} · {describe_backend(args.llm)}",
-        caption=escape(f"{trace[-1]['role']}: {trace[-1]['content']}") if trace else None,
-        min_width=100,
-    )
-    for column in columns:
-        table.add_column(column)
-    trajectory = (output.get("details") or {}).get("trajectory")
-    if trajectory:
-        console.print(trajectory_table(trajectory))
-    for rank, item in enumerate(output["ranking"], start=1):
-        marker = " ← held-out target" if item == target else ""
-        row = [str(rank), item, env.dataset.items[item].title + marker]
-        if scores:
-            row.append(f"{scores[item]:.4f}" if item in scores else "")
-        if rationales:
-            row.append(rationales.get(item, ""))
-        table.add_row(*row)
-    console.print(table)
-    notice = fallback_notice(output.get("usage") or [])
-    if notice:  # said plainly: this answer (or part of it) is not the LLM's
-        console.print(f"[bold yellow]{escape(notice)}[/]")
-    if output.get("degraded"):  # features this dataset cannot feed (state/degraded.py)
-        console.print(escape("switched off for this dataset: " + "; ".join(output["degraded"])))
-    return 0
-
-
-def trajectory_table(steps: list[dict]) -> Table:
-    """The tools a method called before ranking (step, tool, confidence, summary)."""
-    table = Table(title="trajectory", min_width=100)
-    for column in ("step", "tool", "confidence", "summary"):
-        table.add_column(column)
-    for step in steps:
-        confidence = step.get("confidence")
-        shown = f"{float(confidence):.2f}" if confidence is not None else ""
-        summary = escape(str(step.get("summary", "")))
-        table.add_row(str(step.get("step", "")), str(step.get("tool", "")), shown, summary)
-    return table
