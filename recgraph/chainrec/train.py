@@ -120,6 +120,33 @@ def print_comparison(evaluation: dict[str, Any]) -> None:
         "paired over the held-out tasks both planners can score: two-sided sign-flip test, Holm across "
         "the planners; ▲/▼ at adjusted p < 0.05, ≈ no detectable difference"
     )
+    print_chains_by_scenario(evaluation.get("chains_by_scenario") or {})
+
+
+def print_chains_by_scenario(
+    found: dict[str, Any], planners: tuple[str, ...] = ("learned", "oracle")
+) -> None:
+    """Which tool sets the learned planner chose per scenario and which would have won (the oracle):
+    each set with its share of the scenario's held-out tasks and its mean AvgHR."""
+    from rich.table import Table
+
+    if not found:
+        return
+    table = Table(title="chains per scenario on the held-out tasks (top tool sets: share, avg_hr)")
+    for column in ("scenario", *planners):
+        table.add_column(column)
+    for scenario, by_planner in found.items():
+        cells = [
+            "\n".join(
+                f"{entry['tools']}: {entry['share']:.0%}, "
+                + ("–" if entry["avg_hr"] is None else f"{entry['avg_hr']:.3f}")
+                for entry in by_planner.get(name, [])
+            )
+            or "–"
+            for name in planners
+        ]
+        table.add_row(scenario, *cells)
+    console.print(table)
 
 
 def paired_with_best_fixed(evaluation: dict[str, Any]) -> dict[str, Any]:

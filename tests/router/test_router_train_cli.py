@@ -55,6 +55,7 @@ def test_cli_trains_the_router_checkpoint_router_learned_reads(
     assert main(["chainrec", "train", *common, "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "checkpoint (trained)" in out and "cost lambda 1e-06" in out and "Δavg_hr vs best fixed" in out
+    assert "chains per scenario on the held-out tasks" in out
     assert "fusion (auto): " in out
     folder = next(tmp_path.glob("all-*"))  # one planner over every scenario (--scope run)
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
