@@ -1,4 +1,6 @@
-"""The simulated OpenAI-compatible server: schema filling, real ChatOpenAI calls, faults, concurrency."""
+"""The simulated OpenAI-compatible server's answers: schema filling and candidate-id extraction as pure
+functions, then real ChatOpenAI calls and the raw protocol (shape, usage, keep-alive, endpoints, 400s,
+plain text, tool choice) over HTTP."""
 
 from __future__ import annotations
 
@@ -6,32 +8,18 @@ import http.client
 import json
 import math
 import random
-import signal
-import subprocess
-import sys
-import time
-from collections import Counter
 from collections.abc import Iterator
 from enum import StrEnum
-from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-import openai
 import pytest
-from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field
 
 from llmsim.process import SimServer
 from llmsim.schema import _VOCABULARY
 from llmsim.server import FAULT_KINDS, extract_candidate_ids, fill_schema
-
-REPO = Path(__file__).resolve().parents[2]
-IDS = ["i10", "i20", "i30", "i40", "i50"]
-PROMPT = (
-    "The user recently watched:\n[h1] Old Movie\n[h2] Older Movie\n"
-    "Candidates:\n" + "\n".join(f"[{i}] Title {i}" for i in IDS) + "\nRank every candidate."
-)
+from tests.llmsim.sim_helpers import IDS, PROMPT, SimpleRanking, chat, post
 
 
 class Verdict(StrEnum):
@@ -61,31 +49,6 @@ class Ranking(BaseModel):
     item_id: str
     mode: Literal["fast", "slow"]
     tags: list[str] = Field(default_factory=list, max_length=4)
-
-
-class SimpleRanking(BaseModel):
-    """A minimal ranking answer."""
-
-    ranking: list[str]
-
-
-def chat(server: SimServer, timeout: float = 5) -> ChatOpenAI:
-    """A real ChatOpenAI client pointed at the simulated server."""
-    return ChatOpenAI(
-        base_url=server.base_url, api_key="sim", model="sim-model", max_retries=0, timeout=timeout
-    )
-
-
-def post(server: SimServer, body: dict[str, Any]) -> tuple[int, dict[str, str], dict[str, Any]]:
-    """One raw POST /v1/chat/completions."""
-    url = urlsplit(server.base_url)
-    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=10)
-    try:
-        conn.request("POST", "/v1/chat/completions", json.dumps(body), {"Content-Type": "application/json"})
-        response = conn.getresponse()
-        return response.status, dict(response.getheaders()), json.loads(response.read())
-    finally:
-        conn.close()
 
 
 @pytest.fixture(scope="module")
@@ -283,142 +246,3 @@ def test_plain_text_and_tool_choice(server: SimServer) -> None:
     assert status == 200 and answer["choices"][0]["finish_reason"] == "tool_calls"
     assert call["type"] == "function" and call["function"]["name"] == "second"
     assert sorted(json.loads(call["function"]["arguments"])["ranking"]) == sorted(IDS)
-
-
-# --- faults -------------------------------------------------------------------------------------------
-
-
-def _check_fault(kind: str, sim: SimServer) -> None:
-    """Call the server once with a fault of `kind` forced and assert the client-side symptom."""
-    llm = chat(sim, timeout=0.5 if kind == "timeout" else 5)
-    structured = llm.with_structured_output(SimpleRanking, method="function_calling", include_raw=True)
-    errors = {
-        "http_429": openai.RateLimitError,
-        "http_500": openai.InternalServerError,
-        "timeout": openai.APITimeoutError,
-    }
-    if kind in errors:
-        started = time.perf_counter()
-        with pytest.raises(errors[kind]) as info:
-            structured.invoke(PROMPT)
-        if kind == "http_429":
-            assert info.value.response.headers["retry-after"] == "0"
-            assert info.value.body["code"] == "rate_limit_exceeded"
-        if kind == "timeout":
-            assert time.perf_counter() - started < 1.2
-        return
-    out = structured.invoke(PROMPT)
-    raw = out["raw"]
-    if kind == "malformed_json":
-        assert out["parsed"] is None and raw.invalid_tool_calls and not raw.tool_calls
-        with pytest.raises(ValueError, match="Invalid JSON"):  # json_schema: pydantic fails to parse
-            llm.with_structured_output(SimpleRanking, method="json_schema").invoke(PROMPT)
-        return
-    if kind == "truncated":
-        assert raw.response_metadata["finish_reason"] == "length" and out["parsed"] is None
-        args = raw.invalid_tool_calls[0]["args"]
-        assert args.startswith('{"ranking": [') and not args.endswith("}")
-        return
-    ranking = out["parsed"].ranking
-    if kind == "unknown_ids":
-        assert len(ranking) == len(IDS) and len([i for i in ranking if i not in IDS]) == 1
-    elif kind == "duplicate_ids":
-        assert len(ranking) == len(IDS) and len(set(ranking)) == len(IDS) - 1 and set(ranking) < set(IDS)
-    else:
-        assert ranking == IDS
-
-
-# "injection": tests/llmsim/test_injection_sim.py
-@pytest.mark.parametrize("kind", [k for k in FAULT_KINDS if k != "injection"])
-def test_each_fault_kind_is_visible_to_the_client_and_counted(kind: str) -> None:
-    with SimServer(fault_rate=1.0, faults=kind, timeout_delay=1.0, seed=1) as sim:
-        _check_fault(kind, sim)
-        stats = sim.stats()
-        calls = 2 if kind == "malformed_json" else 1
-        assert stats["faults"][kind] == calls and stats["requests"] == calls and stats["served_ok"] == 0
-        assert sum(stats["faults"].values()) == calls
-
-
-def test_id_faults_need_candidate_ids_and_rates_add_up() -> None:
-    with SimServer(fault_rate=1.0, faults="echo,duplicate_ids,http_500") as sim:
-        llm = chat(sim)
-        for _ in range(4):  # no candidate ids in the prompt: only http_500 is eligible
-            with pytest.raises(openai.InternalServerError):
-                llm.invoke("Tell me something.")
-        assert sim.stats()["faults"]["http_500"] == 4
-    with SimServer(fault_rate=1.0, faults="echo") as sim:  # nothing eligible: served normally
-        assert chat(sim).invoke("no ids here").content == "Simulated answer."
-        assert sim.stats()["served_ok"] == 1
-    with SimServer(fault_rate=0.5, faults="all", timeout_delay=0.05, seed=7) as sim:
-        body = {"model": "m", "messages": [{"role": "user", "content": PROMPT}]}
-        statuses = Counter(post(sim, body)[0] for _ in range(40))
-        stats = sim.stats()
-        assert stats["requests"] == 40 == stats["served_ok"] + sum(stats["faults"].values())
-        assert 5 <= stats["served_ok"] <= 35 and len([k for k, n in stats["faults"].items() if n]) >= 4
-        assert statuses[429] == stats["faults"]["http_429"] and statuses[500] == stats["faults"]["http_500"]
-
-
-# --- concurrency and process API ----------------------------------------------------------------------
-
-
-def test_thirty_two_concurrent_requests_overlap() -> None:
-    with SimServer(latency=0.3) as sim:
-        llm = chat(sim)
-        started = time.perf_counter()
-        answers = llm.batch([f"question {n}" for n in range(32)], config={"max_concurrency": 32})
-        elapsed = time.perf_counter() - started
-        assert len(answers) == 32 and all(a.content == "Simulated answer." for a in answers)
-        assert elapsed < 3.0, f"32 x 0.3 s took {elapsed:.2f} s: the server is not concurrent"
-        assert sim.stats()["served_ok"] == 32
-
-
-def test_cli_bad_faults_exit_2_with_one_line() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "llmsim.server", "--faults", "http_429,bogus"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
-    assert result.returncode == 2 and result.stdout == ""
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and "bogus" in lines[0]
-    with pytest.raises(ValueError, match="bogus"):
-        SimServer(faults="bogus")
-
-
-def test_cli_ready_line_and_sigterm_exit_0() -> None:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "llmsim.server", "--port", "0"],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        line = process.stdout.readline()
-        assert line.startswith("READY http://127.0.0.1:") and line.rstrip().endswith("/v1")
-        port = int(line.rsplit(":", 1)[1].split("/")[0])
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-        conn.request("GET", "/health")
-        assert json.loads(conn.getresponse().read()) == {"ok": True}
-        conn.close()
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=10) == 0
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        process.stdout.close()
-
-
-def test_simserver_stop_is_idempotent_and_frees_the_port() -> None:
-    sim = SimServer().start()
-    port = urlsplit(sim.base_url).port
-    sim.stop()
-    sim.stop()
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-    with pytest.raises(OSError):
-        conn.request("GET", "/health")
-        conn.getresponse()
-    conn.close()
