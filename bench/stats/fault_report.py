@@ -24,8 +24,16 @@ def observed_faults(methods: dict[str, dict[str, Any]]) -> dict[str, int]:
     """Client-side counts of each simulator fault kind, over all methods."""
     counts = dict.fromkeys(OBSERVED_AS, 0)
     for method_row in methods.values():
-        # Calls made before ranking count too: MemRec's warm-up writes, this run's training calls.
-        before = (method_row.get("stage_w") or {}, (method_row.get("training") or {}).get("this_run") or {})
+        # Calls made before ranking count too: MemRec's warm-up writes, this run's training calls,
+        # and the training calls a router's prerequisites made in this run (AgentCF's memories when
+        # the router trained them first). A prerequisite's `stage_w` is left out: it reports the
+        # shared memory's whole log, which the MemRec row it belongs to counts already.
+        prerequisites = (method_row.get("prerequisites") or {}).values()
+        before = (
+            method_row.get("stage_w") or {},
+            (method_row.get("training") or {}).get("this_run") or {},
+            *((figures.get("training") or {}).get("this_run") or {} for figures in prerequisites),
+        )
         for row in (method_row, *before):
             for kind, (table, key) in OBSERVED_AS.items():
                 counts[kind] += row.get(table, {}).get(key, 0)
