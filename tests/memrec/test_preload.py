@@ -104,7 +104,8 @@ def test_memrec_preload_imports_its_heavy_packages_before_its_thread_starts(
     import subprocess
     import sys
 
-    from world.minilm_onnx import bundled_model_dir, exported_model
+    from world.minilm_export import exported_model
+    from world.minilm_onnx import bundled_model_dir
 
     exported_model(bundled_model_dir())  # the ONNX model on disk, as after any first use
     probe = (
