@@ -17,7 +17,7 @@ text is read the same way.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from world.data import Item
 
@@ -107,6 +107,14 @@ def render_item(item: Item, liked_by: Sequence[str], passed_by: Sequence[str], m
         parts.append("Passed over by users who like: " + ", ".join(passed_by) + ".")
     text = " ".join(parts)
     return _cut(text, max_chars) if max_chars > 0 else text
+
+
+def history_memory(items: Mapping[str, Item], history: Sequence[str], max_chars: int) -> str:
+    """A user memory made of the terms of `history`'s items (`items`: the catalog by id), most
+    recent first, likes only (what the sequential ranking adds, and what stands in for a memory a
+    scenario may not show)."""
+    terms = [t for item in reversed(history) for t in features(items[item])]
+    return render_user(list(dict.fromkeys(terms)), [], max_chars)
 
 
 def _unique(terms: Iterable[str]) -> list[str]:

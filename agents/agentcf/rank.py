@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from agents.agentcf.memory import affinity, features, render_user
+from agents.agentcf.memory import affinity, history_memory
 from agents.base import AgentTask
 from agents.ranking import ranking_json_schema, repair_ranking
 from prompts.agentcf import RANK_BASIC, RANK_RETRIEVAL, RANK_SEQUENTIAL
@@ -46,8 +46,7 @@ def fallback_scores(
     """The fallback's score per candidate (module docstring)."""
     side = ""
     if ctx.agentcf_ranking == "sequential":
-        terms = [t for item in reversed(recent(history, ctx)) for t in features(env.dataset.items[item])]
-        side = render_user(list(dict.fromkeys(terms)), [], 10**6)
+        side = history_memory(env.dataset.items, recent(history, ctx), 10**6)
     elif ctx.agentcf_ranking == "retrieval":
         side = " ".join(past)
     scores = {}

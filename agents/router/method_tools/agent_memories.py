@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agents.agentcf.memory import features, render_user
+from agents.agentcf.memory import history_memory
 from agents.agentcf.rank import fallback_scores
 from agents.agentcf.recall import item_memories, user_memory
 from agents.chainrec.online.catalog import ToolCost, ToolSpec
@@ -37,7 +37,7 @@ from agents.router.method_tools.support import (
 from prompts.common import item_line, quote
 from state.agentcf.context import AgentCFContext
 from state.chainrec.schemas import ToolOutput
-from tools.agentcf.store import read_only
+from tools.agentcf.store import Memories, read_only
 from world.environment import Environment
 
 NAME = "AgentMemories"
@@ -76,18 +76,18 @@ def unavailable(env: Environment, ctx: object) -> str | None:
     return None
 
 
-def own_memory(env: Environment, agentcf: AgentCFContext, user: str, visible: list[str]) -> tuple[str, str]:
+def own_memory(
+    env: Environment, agentcf: AgentCFContext, stored: Memories, user: str, visible: list[str]
+) -> tuple[str, str]:
     """(the user agent's self-description the tool may show, where it came from): the trained memory
     when training wrote one and the scenario hides none of the user's training history; else one
     written from the visible history's terms (most recent first), as AgentCF's sequential ranking
     describes recent history."""
-    stored = read_only(agentcf.agentcf_memory)
     hidden = hides_history(env, user, visible)
     if user in stored.users and not hidden:
         return user_memory(stored, user), "trained"
-    terms = [t for item in reversed(visible) for t in features(env.dataset.items[item])]
     why = "this scenario hides part of the history it summarises" if hidden else "no trained memory"
-    return render_user(list(dict.fromkeys(terms)), [], agentcf.agentcf_user_chars), why
+    return history_memory(env.dataset.items, visible, agentcf.agentcf_user_chars), why
 
 
 def cost(ctx: object) -> ToolCost:
@@ -106,7 +106,7 @@ def agent_memories(episode: Episode) -> Fetched:
     records = fetch_items(episode, candidates)
     stored = read_only(agentcf.agentcf_memory)
     visible = visible_items(episode)
-    memory, source = own_memory(env, agentcf, user, visible)
+    memory, source = own_memory(env, agentcf, stored, user, visible)
     memories = item_memories(env, stored, candidates)
     raw = fallback_scores(env, agentcf, memory, memories, candidates, visible, [])
     scores = percentile_ranks([raw[c] for c in candidates])
