@@ -1,6 +1,6 @@
 """Generate an Amazon Reviews 2023 category for the loader benchmark (not a test).
 
-    .venv/bin/python -m world.make_amazon2023 /work/runs/h5/amazon2023 [--reviews 2000000] [--gzip]
+    .venv/bin/python -m world.make_amazon2023 OUT_DIR [--reviews 2000000] [--gzip]
 
 writes `<OUT>/Synthetic_Music.jsonl[.gz]` (one review a line: `user_id`, `parent_asin`, `rating`,
 `timestamp` in ms, `title`, `text`, ...) and `meta_Synthetic_Music.jsonl[.gz]` (`parent_asin`,

@@ -8,7 +8,7 @@ our fallback does: cold candidates (no training interaction) go last in ours and
 untrained embedding puts them in cornac's, and users without a warm history item get the popularity
 order in ours. Those users are counted, and the figures are also given without them.
 
-    python -m bench.report.library_check /work/runs/h7/a --method sasrec
+    python -m bench.report.library_check RUN_DIR --method sasrec
 """
 
 from __future__ import annotations
