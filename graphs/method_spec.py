@@ -165,6 +165,11 @@ class MethodSpec:
     """(PrepareRequest, RemoteRunner) -> Prepared: `prepare` for users ranked on a LangGraph deployment
     (`recgraph bench --server`), every write done by the deployment's service assistants; empty: a
     method with a `prepare` hook is refused under --server."""
+    prepare_family: str = ""
+    """Methods whose `prepare` steps share files (a method and its ablations: shared rounds, a
+    planner's trajectories) name one family, and `recgraph bench --workers N` runs a family's steps
+    one after another (bench/run/prepare_plan.py); empty: the family of every method with the same
+    `prepare` hook."""
     preload: Hook = ""
     """(context) -> None: heavy one-time loading (a model, dataset-wide arrays), started by bench in a
     background thread when the run starts and awaited before `prepare` (bench/run/preload.py)."""

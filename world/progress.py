@@ -163,10 +163,10 @@ class OpenPhases:
         if self.finish is not None:
             self.finish(label)
 
-    def end_all(self) -> None:
-        """End every label still open (the stage that reported them is over)."""
+    def end_all(self, prefix: str = "") -> None:
+        """End every label still open that starts with `prefix` (the stage that reported them is over)."""
         with self._lock:
-            labels = list(self._open)
+            labels = [label for label in self._open if label.startswith(prefix)]
         for label in labels:
             self.end(label)
 

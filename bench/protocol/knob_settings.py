@@ -148,6 +148,13 @@ class KnobSettings:
         values = self.for_method(method)
         return replace(context, **values) if values else context
 
+    def base(self, method: str, context: Context) -> Context:
+        """What `method`'s prepare step starts from: the run's `context`, or, when knobs are set for
+        it, the method's context class with them applied."""
+        from graphs.registry import method_context
+
+        return self.apply(method, method_context(method, context)) if self.for_method(method) else context
+
     def preflight(self, context: Context) -> None:
         """Fail before any work when a role model given with --set cannot work (no key, no
         simulator running, no local model): what `llm_session` checks for --llm."""

@@ -16,10 +16,10 @@ from bench.run.checkpoints import checkpoints_for, set_up
 from bench.run.crash import RunStopped, stop_reason
 from bench.run.invoke import PhaseProgress, ProgressHook, first_user_clock, prepare_method, run_method
 from bench.run.preload import start_preloads
+from bench.run.prepare_ahead import PrepareAhead, ahead_of_ranking, ahead_setup
 from bench.run.tracing import BenchTracing
 from bench.run.workers import WorkerPool, ranking_pool
 from bench.stats.method_summary import method_metrics
-from graphs.registry import method_context
 from state.context import Context, own_settings
 from world.progress import Ender, OpenPhases, clocked, phase_seconds, reporting
 from world.results_log import ResultsLog
@@ -66,10 +66,15 @@ def run_benchmark(
     phases = OpenPhases(on_phase, on_phase_end) if on_phase else None
     try:
         pools = nullcontext(remote) if remote is not None else ranking_pool(workers, context.dataset)
-        with reporting(phases), pools as pool:  # + world's phases
+        ahead_rows = OpenPhases(on_phase, on_phase_end) if on_phase else None  # not ended by the loop's
+        steps = ahead_of_ranking(
+            methods, cases, protocol, log, concurrency, lambda m: knobs.base(m, context),
+            0 if remote is not None else workers, ahead_rows,
+        )  # fmt: skip
+        with reporting(phases), pools as pool, steps as ahead:  # + world's phases
             return _run_methods(
                 methods, cases, protocol, log, concurrency, context, on_progress, phases, tracing, pool,
-                results, threads, knobs,
+                results, threads, knobs, ahead,
             )  # fmt: skip
     except Exception as error:  # the first failure stops the run; the finished methods are reported
         failed = next((m for m in methods if m not in results), methods[-1])
@@ -90,22 +95,28 @@ def _run_methods(
     results: dict[str, dict[str, Any]],
     threads: Checkpoints | None = None,
     knobs: KnobSettings = NO_SETTINGS,
+    ahead: PrepareAhead | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """`run_benchmark`'s loop: each method prepared here, ranked here or by `pool`'s workers; each
-    finished method's metrics go into `results` (returned). The phases a stage (prepare, ranking)
-    left open are ended with it."""
+    """`run_benchmark`'s loop: each method prepared here (or taken from its step `ahead`), ranked
+    here or by `pool`'s workers; each finished method's metrics go into `results` (returned). The
+    phases a stage (prepare, ranking) left open are ended with it."""
     wanted = {case.user_id for case in cases}
     for method in methods:
         started, first = time.perf_counter(), list[float]()  # setup: until the first user is ranked
+        cpu = time.process_time()
         hook_phases, hook_clock = clocked(phases.one_at_a_time() if phases else None)
         prepare = getattr(pool, "prepare", prepare_method)  # a deployment prepares on its own servers
         given = knobs.for_method(method)  # --set: in the method's context before anything reads it
-        base = knobs.apply(method, method_context(method, context)) if given else context
-        prepared = prepare(method, cases, protocol, log, concurrency, base, hook_phases)
+        step = ahead.result(method) if ahead else None
+        if step is None:
+            base = knobs.base(method, context)
+            prepared = prepare(method, cases, protocol, log, concurrency, base, hook_phases)
+        else:
+            prepared = step.prepared
         check_prepared(method, knobs, prepared.context)
         if phases:
             phases.end_all()
-        prepare_seconds = time.perf_counter() - started
+        prepare_seconds, prepare_cpu = time.perf_counter() - started, time.process_time() - cpu
         progress = first_user_clock(started, first, on_progress)
         if on_progress:  # the method's row starts now, after its prepare rows (e.g. Stage W)
             on_progress(method, 0)
@@ -126,10 +137,14 @@ def _run_methods(
         if given:
             results[method]["set"] = given
         results[method]["call_plan"] = call_plan_entry(method, prepared.context, protocol.candidates)
-        setup = {"prepare": prepare_seconds, "to_first_user": first[0] if first else None}
-        # world.progress rows in this method, then the prepare hook's own phases ("<method> · X": X)
-        work = phase_seconds(since=started)
-        work.update((label.removeprefix(f"{method} · "), s) for label, s in hook_clock.seconds().items())
-        setup["one_time_work"] = work
+        if step is None:
+            setup = {"prepare": prepare_seconds, "prepare_cpu": prepare_cpu, "prepared": "in order"}
+            # world.progress rows in this method, then the prepare hook's own phases ("<method> · X": X)
+            work = phase_seconds(since=started)
+            work.update((label.removeprefix(f"{method} · "), s) for label, s in hook_clock.seconds().items())
+            setup["one_time_work"] = work
+        else:
+            setup = {**ahead_setup(step), "waited": prepare_seconds}
+        setup["to_first_user"] = first[0] if first else None
         results[method]["setup_seconds"] = setup
     return results

@@ -30,6 +30,7 @@ def _trained(name: str, summary: str, history: str) -> MethodSpec:
         BaselinesContext,
         prepare="graphs.baselines.trained:train_for_bench",
         remote_prepare="graphs.baselines.trained:train_on_server",
+        prepare_family=name,  # each model's weights are its own files: the three train side by side
         evidence=EvidenceUse(history, IDS, instruction=False, learns_from=TRAINING + VALIDATION_PICKS),
     )
 

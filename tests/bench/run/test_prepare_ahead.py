@@ -1,0 +1,98 @@
+"""`recgraph bench --workers N` runs the prepare steps ahead, in processes of their own: the plan
+waits where steps share files, and the run ranks exactly as with every step in order."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.protocol.plan import plan_cases
+from bench.protocol.spec import Protocol
+from bench.run.prepare_plan import dependencies, waiting_counts
+from bench.run.runner import run_benchmark
+from state.context import Context
+from world.environment import get_environment
+from world.results_log import ResultsLog
+from world.synth import SynthSpec, generate
+from world.synth_write import write_synth
+
+RUN = ["popularity", "memrec", "memrec_no_write", "sasrec", "router_fixed", "gru4rec", "agentcf"]
+"""A run with steps of one family, independent models, and a router whose prerequisites come
+before and after it."""
+
+
+def test_steps_wait_for_their_family_and_a_routers_prerequisites() -> None:
+    after = dependencies(RUN, lambda method: Context(dataset="ml-100k"))
+    assert "popularity" not in after  # no prepare hook: prepared in order by the parent
+    assert after["memrec"] == () and after["sasrec"] == () and after["gru4rec"] == ()
+    assert after["memrec_no_write"] == ("memrec",)  # one family: one after another
+    # the router's prerequisites that the run benches, agentcf's although it comes later;
+    # not memrec_no_write (the router reads memrec's memory), nor amem4rec/lightgcn (not in the run)
+    assert after["router_fixed"] == ("memrec", "sasrec", "gru4rec", "agentcf")
+    assert after["agentcf"] == ()
+
+
+def test_waiting_counts_follow_chains() -> None:
+    after = {"a": (), "b": ("a",), "c": ("b",), "d": ("a", "c"), "e": ()}
+    # a: b, c, d (b directly, c through b, d directly and through c); b: c, d; c: d
+    assert waiting_counts(after) == {"a": 3, "b": 2, "c": 1, "d": 0, "e": 0}
+
+
+def _ranked(path: Path) -> dict[tuple[str, str], list[str]]:
+    """(method, user) -> the ranking, from a results log."""
+    rows = map(json.loads, path.read_text().splitlines())
+    return {(r["method"], r["user_id"]): r["ranking"] for r in rows if "ranking" in r}
+
+
+def _untimed(row: dict, keys: set[str], run: str) -> object:
+    """`row`'s `keys` without the figures that are measurements (seconds, resident MB), its run's
+    folders named alike."""
+
+    def strip(value: object) -> object:
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if "seconds" not in k and not k.endswith("_mb")}
+        return value
+
+    text = json.dumps(strip({k: row[k] for k in keys}))
+    return json.loads(text.replace(f"out{run}", "out").replace(f"home{run}", "home"))
+
+
+@pytest.fixture(scope="module")
+def synth_spec(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A small title-only, order-only catalog."""
+    data = generate(SynthSpec(users=50, items=60, interactions=600, timestamps=False, seed=3))
+    return str(write_synth(data, tmp_path_factory.mktemp("ahead"))[0].parent)
+
+
+def test_steps_ahead_rank_as_the_steps_in_order(
+    synth_spec: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    protocol = Protocol(dataset=synth_spec, candidates=5, users=6)
+    cases = plan_cases(get_environment(synth_spec), protocol)
+    runs = {}
+    run = ["popularity", "memrec", "memrec_no_write", "sasrec", "agentcf"]
+    for workers in (1, 2):
+        monkeypatch.setenv("RECGRAPH_HOME", str(tmp_path / f"home{workers}"))  # nothing shared
+        out = tmp_path / f"out{workers}"
+        out.mkdir()
+        log = ResultsLog(out / "results.jsonl", protocol.as_dict())
+        rows: list[tuple[str, int, int]] = []  # (label, done, total) of every progress row
+        results = run_benchmark(
+            run, cases, protocol, log, 2, Context(dataset=synth_spec), None,
+            lambda *row, rows=rows: rows.append(row), workers=workers,
+        )  # fmt: skip
+        runs[workers] = (results, _ranked(log.path), rows)
+    (serial, serial_ranked, _), (ahead, ahead_ranked, rows) = runs[1], runs[2]
+    assert ahead_ranked == serial_ranked and len(serial_ranked) == len(run) * len(cases)
+    for method in run:  # every quality figure (timings and MemRec's in-process clock aside)
+        same = {k for k in serial[method] if k not in ("setup_seconds", "seconds_per_user", "whole_run")}
+        same -= {k for k in same if k.startswith("stage_w_user_memories_read")}
+        assert _untimed(ahead[method], same, "2") == _untimed(serial[method], same, "1"), method
+    memrec = ahead["memrec"]["setup_seconds"]
+    assert memrec["prepared"] == "ahead" and memrec["prepare_cpu"] > 0.0
+    assert "Stage W" in memrec["one_time_work"]  # the step's own phases, named without the prefix
+    assert ahead["popularity"]["setup_seconds"]["prepared"] == "in order"
+    assert serial["memrec"]["setup_seconds"]["prepared"] == "in order"
+    assert any(label == "memrec · Stage W" for label, _, _ in rows)  # the step's rows reached the parent
