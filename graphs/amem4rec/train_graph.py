@@ -24,25 +24,30 @@ At most three LLM calls per window. Invoke with `{"user_id": ..., "start": ...}`
 
 from __future__ import annotations
 
+from dataclasses import replace
+from functools import partial
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 
 from agents.amem4rec.evolve import evolve_task
-from agents.amem4rec.extract import extraction_task
+from agents.amem4rec.extract import extraction_request, extraction_task
 from agents.amem4rec.link import link_task
 from agents.amem4rec.policy import ACTIONS, SKIPPED
 from agents.amem4rec.retrieval import training_pool
 from agents.amem4rec.similarity import validate_similarity
 from agents.amem4rec.windows import memory_id, window_items, window_key
 from agents.base import AgentResult
+from graphs.amem4rec.extraction import replayed
 from graphs.common import service_input
 from graphs.nodes import AgentCall, agent_node, step_node
 from graphs.run_context import compile_method, current_context
 from state.amem4rec.context import Amem4RecContext
+from state.amem4rec.schemas import PatternExtraction
 from state.amem4rec.state import WindowInput, WindowOutput, WindowState
 from state.blackboard import post
+from tools.amem4rec.extraction_stage import attached
 from tools.amem4rec.record import encode_vector
 from world.environment import Environment, get_environment
 from world.errors import RecgraphError
@@ -90,8 +95,15 @@ def check_window(state: WindowState, config: RunnableConfig) -> dict[str, Any]:
 
 
 def prepare_extract(state: WindowState, ctx: Amem4RecContext, env: Environment) -> AgentCall:
-    """Memory creation: the extractor's call for this window."""
+    """Memory creation: the extractor's call for this window, or, when the training driver attached
+    a shared extraction stage holding it (graphs/amem4rec/extraction.py), its stored answer."""
     task, note = extraction_task(env, state["items"], ctx.amem4rec_memory_chars)
+    stage = attached(ctx.amem4rec_pool) if "window_key" in state else None
+    stored = stage.get(state["window_key"], extraction_request(task, ctx)) if stage else None
+    if stored is not None:
+        kept = PatternExtraction(**stored["memory"]) if stored.get("memory") else None
+        shared = replace(task, fallback=lambda: kept or task.fallback())
+        return AgentCall(shared, partial(replayed, stored), needed=False)
 
     def finish(result: AgentResult) -> dict[str, Any]:
         answer, source = result.output, result.usage.source
