@@ -5,7 +5,8 @@ against the same simulator) that the timed ranking then reads.
 Bench pools live under `<out>/amem4rec_pool/<method>-<key>/`, the key a digest of the pool
 configuration, the run's protocol (dataset, candidates, seed, scenario, users, llm), the users
 trained on, the window cap and the memory backend: a rerun of the same command reuses (or resumes)
-its pool; any other setting gets a folder of its own, so nothing is overwritten. Windows come from
+its pool; any other setting gets a folder of its own, so nothing is overwritten. Beside them,
+`extractions-<key>/` is the extraction stage the four methods share (`extraction_stage`). Windows come from
 the users under test (the paper trains and evaluates on the same users), training part only, read
 from the run's world (world/evaluation_world.py). Under cold_user and cold_start the users under test
 have no more than their visible items there, so other users' windows join them (`pool_users`): the

@@ -9,7 +9,8 @@
 - validate_window: the window is `amem4rec_window` consecutive items of the user's training history;
 - extract (role "mem"): p = {behavior_explanation, pattern_description}, no item names in the
   behaviour; under the heuristic backend the template pattern; when a model backend's call FAILED
-  (after its retries) the window is `skipped`: straight to commit, which stores nothing;
+  (after its retries) the window is `skipped`: straight to commit, which stores nothing; read
+  instead from the shared extraction stage when the driver attached one (graphs/amem4rec/extraction.py);
 - similarity_validator (no LLM): e = Encode(p), top-|L| pool memories by cosine, Eq. 7;
 - store_only / update_and_store / update_only: the policy's branches (doUpdate, doStore);
 - semantic_validator (role "mem"): which offered memories (s >= tau_low) to link, or "store
@@ -95,8 +96,7 @@ def check_window(state: WindowState, config: RunnableConfig) -> dict[str, Any]:
 
 
 def prepare_extract(state: WindowState, ctx: Amem4RecContext, env: Environment) -> AgentCall:
-    """Memory creation: the extractor's call for this window, or, when the training driver attached
-    a shared extraction stage holding it (graphs/amem4rec/extraction.py), its stored answer."""
+    """Memory creation: the extractor's call for this window, or its answer in an attached stage."""
     task, note = extraction_task(env, state["items"], ctx.amem4rec_memory_chars)
     stage = attached(ctx.amem4rec_pool) if "window_key" in state else None
     stored = stage.get(state["window_key"], extraction_request(task, ctx)) if stage else None
