@@ -19,9 +19,10 @@ import hashlib
 import json
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from agents.amem4rec.patterns import NO_CATEGORIES_NOTE, fallback_pattern
-from agents.base import AgentTask, InvalidAnswer
+from agents.base import AgentResult, AgentTask, InvalidAnswer
 from agents.validation import MEMORY_CUT, SCHEMA_INVALID, constrained_schema, cut_text
 from prompts import amem4rec as prompts
 from prompts.common import item_block
@@ -153,3 +154,11 @@ def extraction_request(task: AgentTask[PatternExtraction], context: Context) -> 
         **{name: getattr(context, name) for name in REQUEST_FIELDS},
     }
     return hashlib.sha256(json.dumps(asked, sort_keys=True, default=str).encode()).hexdigest()[:32]
+
+
+def replayed(stored: dict[str, Any], result: AgentResult) -> dict[str, Any]:
+    """A stored extraction as this node's update: its usage rows take this node's superstep and are
+    marked `shared` (the call was made, and is counted, by the stage's builder)."""
+    step = result.usage.as_dict().get("step")
+    usage = [{**row, "step": step, "shared": True} for row in stored.get("usage", [])]
+    return {**stored, "usage": usage}

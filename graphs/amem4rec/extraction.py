@@ -20,7 +20,8 @@ from typing import Any
 
 from agents.amem4rec.extract import extraction_request
 from agents.amem4rec.windows import WindowRef, window_items, window_key
-from agents.base import AgentResult, arun_agent
+from agents.base import arun_agent
+from graphs.amem4rec.train_graph import prepare_extract
 from graphs.concurrency import run_concurrently
 from state.amem4rec.context import Amem4RecContext
 from state.context import backend_for
@@ -55,8 +56,6 @@ def extract_windows(
     """Ask the extractor for every window of `refs` the stage lacks (up to `concurrency` at once)
     and store each answer; returns the usage of the calls made now. Holds the stage's lock, so a
     process building the same stage waits and then asks nothing."""
-    from graphs.amem4rec.train_graph import prepare_extract  # the graph imports `replayed` from here
-
     usage: list[dict[str, Any]] = []
     with stage.building():
         stored = stage.stored()
@@ -81,11 +80,3 @@ def extract_windows(
         if todo:
             asyncio.run(run_concurrently(todo, ask, keep, concurrency))
     return usage
-
-
-def replayed(stored: dict[str, Any], result: AgentResult) -> dict[str, Any]:
-    """A stored extraction as this node's update: its usage rows take this node's superstep and are
-    marked `shared` (the call was made, and is counted, by the stage's builder)."""
-    step = result.usage.as_dict().get("step")
-    usage = [{**row, "step": step, "shared": True} for row in stored.get("usage", [])]
-    return {**stored, "usage": usage}

@@ -33,14 +33,13 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 
 from agents.amem4rec.evolve import evolve_task
-from agents.amem4rec.extract import extraction_request, extraction_task
+from agents.amem4rec.extract import extraction_request, extraction_task, replayed
 from agents.amem4rec.link import link_task
 from agents.amem4rec.policy import ACTIONS, SKIPPED
 from agents.amem4rec.retrieval import training_pool
 from agents.amem4rec.similarity import validate_similarity
 from agents.amem4rec.windows import memory_id, window_items, window_key
 from agents.base import AgentResult
-from graphs.amem4rec.extraction import replayed
 from graphs.common import service_input
 from graphs.nodes import AgentCall, agent_node, step_node
 from graphs.run_context import compile_method, current_context
