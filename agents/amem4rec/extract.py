@@ -15,15 +15,19 @@ backend the training graph stores nothing for the window (graphs/amem4rec/train_
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from agents.amem4rec.patterns import NO_CATEGORIES_NOTE, fallback_pattern
-from agents.base import AgentTask, InvalidAnswer
+from agents.base import AgentResult, AgentTask, InvalidAnswer
 from agents.validation import MEMORY_CUT, SCHEMA_INVALID, constrained_schema, cut_text
 from prompts import amem4rec as prompts
 from prompts.common import item_block
 from state.amem4rec.schemas import PatternExtraction
+from state.context import Context, backend_for
 from world.environment import Environment
 
 NAME_ATTRIBUTES = ("brand", "author", "artist", "series", "publisher", "manufacturer", "studio", "label")
@@ -69,6 +73,18 @@ def scrub_names(text: str, names: Sequence[str]) -> tuple[str, int]:
     return text, hits
 
 
+REQUEST_FIELDS = (
+    "base_url",
+    "temperature",
+    "max_output_tokens",
+    "output_budget",
+    "structured_output",
+    "seed",
+    "llm_retries",
+    "llm_timeout",
+    "item_text",
+)
+"""Context fields that change what the extractor answers, beside its prompt and its backend."""
 NAME_FREE_FIELDS = ("behavior_explanation",)
 """Fields where an item name is removed (the pattern description may name items: Appendix A)."""
 
@@ -125,3 +141,24 @@ def extraction_task(
         json_schema=constrained_schema(PatternExtraction),
     )
     return task, note
+
+
+def extraction_request(task: AgentTask[PatternExtraction], context: Context) -> str:
+    """A digest of everything one extraction's answer depends on besides the catalog: the prompt,
+    the answer schema, the mem backend and the context fields in `REQUEST_FIELDS` (the key of a
+    window's row in the shared extraction stage, `tools.amem4rec.extraction_stage`)."""
+    asked = {
+        "messages": [[m.type, m.content] for m in task.messages],
+        "schema": task.json_schema,
+        "backend": backend_for(context, task.role),
+        **{name: getattr(context, name) for name in REQUEST_FIELDS},
+    }
+    return hashlib.sha256(json.dumps(asked, sort_keys=True, default=str).encode()).hexdigest()[:32]
+
+
+def replayed(stored: dict[str, Any], result: AgentResult) -> dict[str, Any]:
+    """A stored extraction as this node's update: its usage rows take this node's superstep and are
+    marked `shared` (the call was made, and is counted, by the stage's builder)."""
+    step = result.usage.as_dict().get("step")
+    usage = [{**row, "step": step, "shared": True} for row in stored.get("usage", [])]
+    return {**stored, "usage": usage}

@@ -5,7 +5,8 @@ against the same simulator) that the timed ranking then reads.
 Bench pools live under `<out>/amem4rec_pool/<method>-<key>/`, the key a digest of the pool
 configuration, the run's protocol (dataset, candidates, seed, scenario, users, llm), the users
 trained on, the window cap and the memory backend: a rerun of the same command reuses (or resumes)
-its pool; any other setting gets a folder of its own, so nothing is overwritten. Windows come from
+its pool; any other setting gets a folder of its own, so nothing is overwritten. Beside them,
+`extractions-<key>/` is the extraction stage the four methods share (`extraction_stage`). Windows come from
 the users under test (the paper trains and evaluates on the same users), training part only, read
 from the run's world (world/evaluation_world.py). Under cold_user and cold_start the users under test
 have no more than their visible items there, so other users' windows join them (`pool_users`): the
@@ -26,11 +27,13 @@ from langchain_core.runnables import RunnableConfig
 
 from agents.amem4rec.retrieval import embed_queries, history_query, recent_items
 from agents.amem4rec.windows import WindowRef
+from graphs.amem4rec.extraction import stage_key
 from graphs.amem4rec.training import train_pool, training_summary
 from graphs.hooks import PerfRequest, Prepared, PrepareRequest
 from graphs.tracing import protocol_run_config
 from state.amem4rec.context import Amem4RecContext
 from state.context import backend_for
+from tools.amem4rec.extraction_stage import ExtractionStage
 from tools.amem4rec.folder import MANIFEST, config_key, forget_pool, pool_config
 from world.data import natural_key
 from world.environment import Environment, get_environment
@@ -90,6 +93,13 @@ def window_trace(request: PrepareRequest, ref: WindowRef) -> RunnableConfig:
     )
 
 
+def extraction_stage(request: PrepareRequest, users: list[str]) -> ExtractionStage:
+    """The run's extraction stage for the request's extraction knobs, beside its pools: the same for
+    the four AMEM4Rec methods (their knobs differ in later steps only), another for other knobs."""
+    key = stage_key(request.context, dict(request.protocol), sorted(users, key=natural_key))
+    return ExtractionStage(request.work_dir / POOL_DIR / f"extractions-{config_key(key)}", key)
+
+
 def train_for_bench(request: PrepareRequest) -> Prepared:
     """`prepare` hook: the method's pool trained on the users' training windows; its progress shows
     as "<method> · training"; metrics.json gets `training` (pool statistics and cost)."""
@@ -103,7 +113,12 @@ def train_for_bench(request: PrepareRequest) -> Prepared:
     progress = request.on_progress
     hook = (lambda done, total: progress(label, done, total)) if progress else None
 
-    run = train_pool(env, context, users, request.concurrency, hook, partial(window_trace, request))
+    stage = extraction_stage(request, users)
+    try:
+        trace = partial(window_trace, request)
+        run = train_pool(env, context, users, request.concurrency, hook, trace, stage)
+    finally:
+        stage.close()
     summary = training_summary(run)
     summary["reused"] = existed and run.applied_now == 0
     embed_user_queries(env, context, [u for u in request.users if u not in request.ranked], request.scenario)

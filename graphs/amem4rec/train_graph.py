@@ -9,7 +9,8 @@
 - validate_window: the window is `amem4rec_window` consecutive items of the user's training history;
 - extract (role "mem"): p = {behavior_explanation, pattern_description}, no item names in the
   behaviour; under the heuristic backend the template pattern; when a model backend's call FAILED
-  (after its retries) the window is `skipped`: straight to commit, which stores nothing;
+  (after its retries) the window is `skipped`: straight to commit, which stores nothing; read
+  instead from the shared extraction stage when the driver attached one (graphs/amem4rec/extraction.py);
 - similarity_validator (no LLM): e = Encode(p), top-|L| pool memories by cosine, Eq. 7;
 - store_only / update_and_store / update_only: the policy's branches (doUpdate, doStore);
 - semantic_validator (role "mem"): which offered memories (s >= tau_low) to link, or "store
@@ -24,13 +25,15 @@ At most three LLM calls per window. Invoke with `{"user_id": ..., "start": ...}`
 
 from __future__ import annotations
 
+from dataclasses import replace
+from functools import partial
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 
 from agents.amem4rec.evolve import evolve_task
-from agents.amem4rec.extract import extraction_task
+from agents.amem4rec.extract import extraction_request, extraction_task, replayed
 from agents.amem4rec.link import link_task
 from agents.amem4rec.policy import ACTIONS, SKIPPED
 from agents.amem4rec.retrieval import training_pool
@@ -41,8 +44,10 @@ from graphs.common import service_input
 from graphs.nodes import AgentCall, agent_node, step_node
 from graphs.run_context import compile_method, current_context
 from state.amem4rec.context import Amem4RecContext
+from state.amem4rec.schemas import PatternExtraction
 from state.amem4rec.state import WindowInput, WindowOutput, WindowState
 from state.blackboard import post
+from tools.amem4rec.extraction_stage import attached
 from tools.amem4rec.record import encode_vector
 from world.environment import Environment, get_environment
 from world.errors import RecgraphError
@@ -90,8 +95,14 @@ def check_window(state: WindowState, config: RunnableConfig) -> dict[str, Any]:
 
 
 def prepare_extract(state: WindowState, ctx: Amem4RecContext, env: Environment) -> AgentCall:
-    """Memory creation: the extractor's call for this window."""
+    """Memory creation: the extractor's call for this window, or its answer in an attached stage."""
     task, note = extraction_task(env, state["items"], ctx.amem4rec_memory_chars)
+    stage = attached(ctx.amem4rec_pool) if "window_key" in state else None
+    stored = stage.get(state["window_key"], extraction_request(task, ctx)) if stage else None
+    if stored is not None:
+        kept = PatternExtraction(**stored["memory"]) if stored.get("memory") else None
+        shared = replace(task, fallback=lambda: kept or task.fallback())
+        return AgentCall(shared, partial(replayed, stored), needed=False)
 
     def finish(result: AgentResult) -> dict[str, Any]:
         answer, source = result.output, result.usage.source

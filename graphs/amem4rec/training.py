@@ -32,9 +32,11 @@ from agents.amem4rec.policy import OUTCOMES
 from agents.amem4rec.retrieval import training_pool
 from agents.amem4rec.windows import WindowRef, plan_windows, window_items
 from agents.usage import summarise_usage
+from graphs.amem4rec.extraction import extract_windows
 from graphs.concurrency import run_concurrently
 from state.amem4rec.context import Amem4RecContext
 from state.context import backend_for
+from tools.amem4rec.extraction_stage import ExtractionStage, attach
 from tools.amem4rec.pool import MemoryPool
 from world.environment import Environment
 
@@ -89,8 +91,9 @@ async def propose(
     def record(output: dict[str, Any]) -> None:
         plan = output["plan"]
         pool.log_proposal(plan)
-        run.usage.extend(output.get("usage", []))
-        run.window_calls[plan["window_key"]] = sum(r["calls"] for r in output.get("usage", []))
+        made = [r for r in output.get("usage", []) if not r.get("shared")]  # shared: counted by the stage
+        run.usage.extend(made)
+        run.window_calls[plan["window_key"]] = sum(r["calls"] for r in made)
 
     await run_concurrently(list(refs), invoke, record, concurrency)
 
@@ -148,9 +151,13 @@ def train_pool(
     concurrency: int,
     on_progress: Progress | None = None,
     trace: WindowTrace | None = None,
+    stage: ExtractionStage | None = None,
 ) -> TrainingRun:
     """Train (or finish training) the context's pool on `users`' windows; see the module docstring.
-    `trace(window)` configures each window's run for tracing (None: no tags or metadata)."""
+    `trace(window)` configures each window's run for tracing (None: no tags or metadata). With a
+    `stage`, the windows' extractions are first asked once into it (graphs/amem4rec/extraction.py;
+    those already there, e.g. from another ablation's pool, are not asked again) and the windows'
+    runs read them from it."""
     started = time.perf_counter()
     pool = training_pool(context, env)
     plan = plan_windows(env, users, context.amem4rec_window, context.amem4rec_windows_per_user)
@@ -158,9 +165,16 @@ def train_pool(
     run = TrainingRun(pool, plan, applied_before=sum(ref.key in applied for ref in plan))
     if on_progress:
         on_progress(run.applied_before, len(plan))
+    todo = [ref for ref in plan if ref.key not in applied]
     if backend_for(context, "mem") == "heuristic":
-        prefetch_item_vectors(env, [ref for ref in plan if ref.key not in applied], context.amem4rec_window)
-    asyncio.run(_train(run, context, concurrency, on_progress, trace))
+        prefetch_item_vectors(env, todo, context.amem4rec_window)
+    if stage is not None:
+        run.usage.extend(extract_windows(env, context, todo, stage, concurrency, trace))
+    attach(pool.location, stage)
+    try:
+        asyncio.run(_train(run, context, concurrency, on_progress, trace))
+    finally:
+        attach(pool.location, None)
     run.seconds = time.perf_counter() - started
     return run
 

@@ -53,8 +53,8 @@ def test_bench_trains_a_pool_per_method_and_reuses_it(amem_dataset: str, tmp_pat
         24,
         24,
     ) in phases
-    pools = sorted(p.name.rsplit("-", 1)[0] for p in (out / POOL_DIR).iterdir())
-    assert pools == methods
+    folders = sorted(p.name.rsplit("-", 1)[0] for p in (out / POOL_DIR).iterdir())
+    assert folders == [*methods, "extractions"]  # a pool each, one extraction stage for both
     assert first["amem4rec"]["users"] == 6 and first["amem4rec"]["details"]["memories_used"] > 0
     again = run()["amem4rec"]["training"]
     assert (
