@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from agents.backends import describe_backend
+from bench.report.one_time_work import one_time_line
 from bench.report.outputs import _cell, _difference, _usage, comparison_note, metric_columns
 from bench.report.png import HEADLINE
 from bench.report.quality_cost import frontier_line, quality_cost
@@ -85,7 +86,7 @@ def rich_report(
 ) -> Group:
     """What `recgraph bench` prints: the fallback warning (if any), the table, the line explaining its
     headers, the model-share warning (if any), the Pareto frontier of ndcg@5 against calls (and
-    tokens) per user, the paired differences and the note on markers."""
+    tokens) per user, the paired differences, the note on markers and the one-time work's sums."""
     parts: list[Any] = [f"[bold yellow]{escape(line)}[/]" for line in fallback_lines(fallbacks)]
     parts.append(rich_table(dataset, protocol, methods, comparisons))
     parts.append(f"[dim]{escape(RICH_LEGEND)}[/]")
@@ -98,4 +99,7 @@ def rich_report(
     note = comparison_note(comparisons)
     if note:
         parts.append(escape(note))
+    work = one_time_line(methods)
+    if work:
+        parts.append(f"[dim]{escape(work)}[/]")
     return Group(*parts)

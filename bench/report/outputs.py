@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from agents.backends import describe_backend
 from bench.protocol.eligibility import describe_candidates, describe_cases
 from bench.report.call_plan import plan_block, plan_markdown
+from bench.report.one_time_work import one_time_markdown
 from bench.report.png import HEADLINE
 from bench.report.png import preload_plotting as preload_plotting
 from bench.report.png import write_report_png as write_report_png
@@ -248,7 +249,8 @@ def write_report_md(
     its threshold, the method that stopped the run when one `failed`, how `candidates` were made
     and who was eligible, the quality–cost table with its Pareto frontier, and with a router in the
     run its comparison with the best single method and the per-user oracle; with an LLM backend the
-    calls and tokens planned (`planned`: the probed plan) beside those measured)."""
+    calls and tokens planned (`planned`: the probed plan) beside those measured; last, each
+    method's one-time work with its wall and CPU seconds)."""
     block = quality_cost(methods, protocol["llm"])
     parts = (
         comparison_note(comparisons),
@@ -257,6 +259,7 @@ def write_report_md(
         headroom_markdown(router_headroom),
         plan_markdown(plan_block(methods, protocol["llm"], planned)),
         degraded_markdown(methods),
+        one_time_markdown(methods),
     )
     extra = "".join(f"{part}\n\n" for part in parts if part)
     warning = "".join(f"> **{line}**\n\n" for line in fallback_lines(fallbacks))
