@@ -171,8 +171,11 @@ def train_sequential(env: Environment, ctx: BaselinesContext, name: str) -> Sequ
     label, started = f"{name} training", time.perf_counter()
     report(label, 0, settings["epochs"])
     # cornac's GRU4Rec iterator assumes at least a batch of sessions (its hidden state has
-    # batch_size rows): a smaller catalog trains with one batch of all its sessions.
+    # batch_size rows): a smaller catalog trains with one batch of all its sessions. It skips
+    # one-item sessions, so for GRU4Rec only the others count (SASRec's iterator has no such need).
     batch = min(settings["batch_size"], max(1, len(train_set.sessions)))
+    if name == "gru4rec":
+        batch = min(batch, max(1, sum(len(rows) > 1 for rows in train_set.sessions.values())))
     model = recommender(name, {**settings, "batch_size": batch})
     budget = prefix_budget(settings["epoch_prefixes"], batch) if name == "sasrec" else nullcontext()
     with MemoryWatch() as memory, seeded_torch(ctx.seed), budget:

@@ -182,3 +182,18 @@ def test_training_records_its_resident_memory(name: str, catalog: str) -> None:
     info = model.info
     assert info["peak_rss_mb"] >= info["rss_start_mb"] > 0
     assert info["rss_growth_mb"] == pytest.approx(info["peak_rss_mb"] - info["rss_start_mb"], abs=0.11)
+
+
+def test_gru4rec_trains_when_one_item_sessions_leave_fewer_than_a_batch(tmp_path: Path) -> None:
+    """cornac's GRU4Rec skips one-item sessions; with fewer trainable sessions than the batch, its
+    hidden state had more rows than its first batch and training crashed."""
+    dataset = write_catalog(tmp_path / "small")
+    short = ["short\t1\t4\t1", "short\t2\t4\t2", "short\t3\t4\t3"]  # one training item: a one-item session
+    with (Path(dataset) / "small.inter").open("a") as handle:
+        handle.write("\n".join(short) + "\n")
+    env = get_environment(dataset)
+    train_set, _ = sessions(env, training_data(env), 5)
+    lengths = [len(rows) for rows in train_set.sessions.values()]
+    assert 1 in lengths and len(lengths) < 64  # the case: a batch of every session, one of them too short
+    model = train_sequential(env, context(dataset, gru4rec_batch_size=64), "gru4rec")
+    assert all(torch.isfinite(w).all() for w in model.recommender.model.state_dict().values())
