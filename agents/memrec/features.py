@@ -26,8 +26,9 @@ sharing at least one of them (2 hops). Each neighbour gets the five `FEATURES` (
   and u's memory. Unchanged item memories reuse `Environment.item_vectors()`; initial user
   memories are embedded when first read (agents/memrec/user_vectors.py), and curation reads a user
   neighbour's only when the other four features leave it a chance of the top k
-  (agents/memrec/similarity_reads.py); updated memories are embedded on first sight (or ahead of
-  time by Stage W's warm-up) and cached by text.
+  (agents/memrec/similarity_reads.py); memories Stage W changed are embedded when first read
+  (agents/memrec/changed_vectors.py: every changed item neighbour, a changed user neighbour only
+  while it may still rank; or ahead of time by Stage W's warm-up) and cached by text.
 """
 
 from __future__ import annotations
