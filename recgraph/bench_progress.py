@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from rich.progress import Progress, TaskID
 
 from recgraph.progress_log import ProgressLog
+from world.progress import OPEN, complete
 
 USERS = "users"
 """The unit of a method's row."""
@@ -68,17 +69,18 @@ class BenchProgress:
             self._open.clear()
 
     def _report(self, label: str, done: int, total: int, unit: str) -> None:
+        bar_total = None if total == OPEN else total  # an open row's bar has no end until `end`
         with self._lock:
             task = self._open.get(label)
             if task is None:  # its clock starts now: each row shows its own elapsed time
-                task = self._open[label] = self.progress.add_task(label, total=total, completed=done)
+                task = self._open[label] = self.progress.add_task(label, total=bar_total, completed=done)
                 if self.log:
                     self.log.start(label, done, total, unit)
             else:
-                self.progress.update(task, completed=done, total=total)
+                self.progress.update(task, completed=done, total=bar_total)
                 if self.log:
                     self.log.update(label, done, total)
-            if done >= total:
+            if complete(done, total):
                 del self._open[label]
                 if self.log:
                     self.log.end(label)

@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from world.progress import OPEN, complete
+
 INTERVAL_SECONDS = 30.0
 """At most this long between two lines of a row that is still working."""
 STEPS = 10
@@ -89,7 +91,8 @@ class ProgressLog:
                 return
             row.done, row.total = done, total
             step = self._step(done, total)
-            if done < total and (step > row.last_step or self.clock() - row.last_line >= self.interval):
+            due = step > row.last_step or self.clock() - row.last_line >= self.interval
+            if not complete(done, total) and due:
                 row.last_step = max(row.last_step, step)
                 self._progress_line(label, row)
 
@@ -99,6 +102,7 @@ class ProgressLog:
             row = self._rows.pop(label, None)
             if row is None:
                 return
+            row.total = row.done if row.total == OPEN else row.total  # on demand: it did all it was asked
             elapsed = self.clock() - row.started
             rate = (row.done - row.first_done) / elapsed if elapsed > 0 else 0.0
             speed = f" ({rate_text(rate, row.unit)})" if rate > 0 else ""
@@ -143,16 +147,22 @@ class ProgressLog:
             thread.join()
 
     def _step(self, done: int, total: int) -> int:
-        return self.steps if total <= 0 else done * self.steps // total
+        return 0 if total == OPEN else self.steps if total <= 0 else done * self.steps // total
 
     def _count(self, row: _Row) -> str:
         unit = f" {row.unit}" if row.unit else ""
-        return f"{row.done:,}/{row.total:,}{unit}"
+        total = "" if row.total == OPEN else f"/{row.total:,}"
+        return f"{row.done:,}{total}{unit}"
 
     def _progress_line(self, label: str, row: _Row) -> None:
         now = self.clock()
         row.last_line = now
         elapsed = now - row.started
+        if row.total == OPEN:  # on demand: no percentage, no ETA
+            line = f"{label}: {self._count(row)} so far, {clock_text(elapsed)} elapsed"
+            rate = (row.done - row.first_done) / elapsed if elapsed > 0 else 0.0
+            self.write(f"{line}, {rate_text(rate, row.unit)}" if rate > 0 else line)
+            return
         percent = 100 if row.total <= 0 else row.done * 100 // row.total
         line = f"{label}: {self._count(row)} ({percent}%), {clock_text(elapsed)} elapsed"
         new = row.done - row.first_done

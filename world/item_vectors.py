@@ -129,15 +129,18 @@ class ItemVectors:
             missing = np.unique(rows[~mask[rows]])
             if not len(missing):
                 return
-            report(PROGRESS_LABEL, int(mask.sum()), self.shape[0])
+            # The row's total is what this call embeds (rows already on disk and the ones asked
+            # for), usually short of the catalog: only the rows a run reads are embedded.
+            total = int(mask.sum()) + len(missing)
+            report(PROGRESS_LABEL, int(mask.sum()), total)
             for start in range(0, len(missing), CHUNK):
                 chunk = missing[start : start + CHUNK]
                 self._data[chunk] = embed_texts([self.texts[i] for i in chunk])
                 self._data.flush()  # type: ignore[attr-defined]
                 mask[chunk] = True
                 save_array(self._mask_path, mask)
-                report(PROGRESS_LABEL, int(mask.sum()), self.shape[0])
-            end(PROGRESS_LABEL)  # usually short of the catalog: only the rows asked for are embedded
+                report(PROGRESS_LABEL, int(mask.sum()), total)
+            end(PROGRESS_LABEL)
             if mask.all():
                 if self._partial.is_file():  # another process (bench --workers) may have renamed it
                     self._partial.replace(self.path)

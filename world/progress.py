@@ -30,6 +30,14 @@ Ender = Callable[[str], None]
 
 _lock = threading.Lock()
 _reporters: list[Reporter] = []
+OPEN = -1
+"""The total of work done on demand (rows read as rankings ask for them), whose size is known only
+when it is over: the row stays open until its stage ends it, and its total is then what it did."""
+
+
+def complete(done: int, total: int) -> bool:
+    """True when a report says its work reached its total (never for an `OPEN` total)."""
+    return total != OPEN and done >= total
 
 
 class PhaseClock:
@@ -49,7 +57,7 @@ class PhaseClock:
             bouts.append([now, now])
             self._closed.discard(label)
         bouts[-1][1] = now
-        if done >= total:  # complete: a later report is new work (a second world's index)
+        if complete(done, total):  # a later report is new work (a second world's index)
             self._closed.add(label)
         if worked is not None:
             self._worked.setdefault(label, []).append((now, worked))
@@ -148,7 +156,7 @@ class OpenPhases:
     def __call__(self, label: str, done: int, total: int) -> None:
         """A report of `label`: open until it reaches its total or is ended."""
         with self._lock:
-            if done >= total:
+            if complete(done, total):
                 self._open.pop(label, None)
             else:
                 self._open[label] = None

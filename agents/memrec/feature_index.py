@@ -1,22 +1,22 @@
 """MemRec's feature index: what computing the curation features (features.py) needs, built once per
 dataset and memory-graph file: the dataset's shared arrays (agents/memrec/dataset_features.py) and
-the memories' MiniLM embeddings, initial ones read when first needed and changed ones embedded on
-first sight, cached by text and shared with other processes."""
+the memories' MiniLM embeddings, initial ones and changed ones each embedded when first read, cached by
+text and shared with other processes."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from agents.memrec.changed_vectors import ChangedVectors
 from agents.memrec.dataset_features import dataset_features
 from agents.memrec.user_vectors import UserVectors, user_vectors
-from agents.memrec.vector_store import load_vectors, rows_digest, save_vectors
 from tools.memrec.graph import MemoryGraph, user_node
-from world.embeddings import EMBEDDING_DIM
 from world.environment import Environment
-from world.vector_memo import embed_batch
+from world.vector_memo import embed_each
 
 
 class FeatureIndex:
@@ -34,8 +34,12 @@ class FeatureIndex:
         self.user_vectors = self._initial_user_vectors()
         self.item_nodes, self.user_nodes = shared.item_nodes, shared.user_nodes
         self._by_text: dict[str, np.ndarray] = {}
-        self._seen: dict[object, tuple[object, dict[str, np.ndarray]]] = {}
+        self._seen: dict[object, tuple[object, ChangedVectors]] = {}
         self._lock = threading.Lock()
+        self.changed_read = 0
+        """Changed memory texts embedded (or found saved) by this index so far."""
+        self.changed_seconds = 0.0
+        """Wall seconds spent on them."""
 
     def _initial_user_vectors(self) -> UserVectors:
         """Embeddings of users' initial (version 0) memories, each embedded when first read
@@ -43,21 +47,36 @@ class FeatureIndex:
         return user_vectors(self.env)
 
     def embed_memories(self, texts: Sequence[str]) -> int:
-        """Embed the memory texts not embedded yet, in one batch (first embedding of a text wins);
-        returns how many were new. Stage W's warm-up calls it ahead of time with the memories its
-        proposals will most likely produce, so `updated_vectors` finds them ready."""
+        """Embed the memory texts not embedded yet, each on its own (`embed_each`: a vector depends
+        on its text alone); returns how many were new. In a shared database, vectors another
+        process saved are taken first and new ones saved. Stage W's warm-up calls it ahead of time
+        with the memories its proposals will most likely produce (graphs/memrec/overlap.py)."""
         with self._lock:
             missing = list(dict.fromkeys(t for t in texts if t not in self._by_text))
         if not missing:
             return 0
-        vectors = embed_batch(missing)  # remembered: an ablation's identical Stage W batch is found
+        started = time.perf_counter()
+        found = self.graph.store.saved_vectors(missing) if self.graph.shared else {}
+        new = [text for text in missing if text not in found]
+        found.update(zip(new, embed_each(new), strict=True))
+        if new and self.graph.shared:
+            self.graph.store.save_vectors(new, np.stack([found[t] for t in new]))
         with self._lock:
-            for text, vector in zip(missing, vectors, strict=True):
-                self._by_text.setdefault(text, vector.astype(np.float32))
+            for text in missing:
+                self._by_text.setdefault(text, np.asarray(found[text], dtype=np.float32))
+            self.changed_read += len(missing)
+            self.changed_seconds += time.perf_counter() - started
         return len(missing)
 
-    def updated_vectors(self) -> dict[str, np.ndarray]:
-        """Embeddings of every node whose memory changed since seeding (cached by text).
+    def _vectors_of(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        """{text: vector} of changed memories, embedding those not embedded yet."""
+        self.embed_memories(texts)
+        with self._lock:
+            return {text: self._by_text[text] for text in texts}
+
+    def updated_vectors(self) -> ChangedVectors:
+        """Embeddings of every node whose memory changed since seeding, each embedded when first
+        read (agents/memrec/changed_vectors.py).
 
         The query runs only when the memory changed since this slot last looked (SQLite: the
         thread's connection, by data_version and total_changes; PostgreSQL: see `change_stamp`)."""
@@ -65,60 +84,11 @@ class FeatureIndex:
         cached = self._seen.get(slot)
         if cached is not None and cached[0] == stamp:
             return cached[1]
-        rows = self.graph.changed_rows()
-        with self._lock:
-            missing = [text for _, text in rows if text not in self._by_text]
-        if missing:  # the vectors the warm-up saved for exactly these rows, when there are some
-            saved = self._saved_vectors(rows, missing)
-            with self._lock:
-                for text, vector in saved.items():
-                    self._by_text.setdefault(text, vector)
-            missing = [text for text in missing if text not in saved]
-        if self.embed_memories(missing) and self.graph.shared:
-            self._share_vectors(missing)
-        found = {node: self._by_text[text] for node, text in rows}
+        found = ChangedVectors(dict(self.graph.changed_rows()), self._vectors_of)
         self._seen[slot] = (stamp, found)
         return found
 
-    def _saved_vectors(self, rows: list[tuple[str, str]], missing: list[str]) -> dict[str, np.ndarray]:
-        """Vectors another process saved: in a shared database, by text (so a process with another
-        RECGRAPH_HOME reads them too); with SQLite, the file next to the memory, by rows digest."""
-        if self.graph.shared:
-            return self.graph.store.saved_vectors(missing)
-        return load_vectors(self.graph.path, rows_digest(rows)) or {}
-
-    def _share_vectors(self, texts: list[str]) -> None:
-        """Save this process's new vectors of `texts` to the shared database and adopt whichever
-        vector of each text was saved first, so every process ranks with the same bits."""
-        with self._lock:
-            mine = [t for t in dict.fromkeys(texts) if t in self._by_text]
-            vectors = [self._by_text[t] for t in mine]
-        if mine:
-            self.graph.store.save_vectors(mine, np.stack(vectors))
-            first = self.graph.store.saved_vectors(mine)
-            with self._lock:
-                self._by_text.update(first)
-
-    def save_updated_vectors(self, on_progress: Callable[[int, int], None] | None = None) -> int:
-        """Save the changed memories' vectors for other processes (`bench --workers`): next to the
-        memory-graph file, keyed by the digest of the changed rows (agents/memrec/vector_store.py),
-        or in the shared database by text; returns how many were saved. `on_progress(done, total)`
-        is told before the embedding and after the saving, in changed texts."""
-        rows = self.graph.changed_rows()
-        texts = list(dict.fromkeys(text for _, text in rows))
-        if on_progress:
-            on_progress(0, len(texts))
-        self.embed_memories(texts)
-        vectors = np.stack([self._by_text[t] for t in texts]) if texts else np.zeros((0, EMBEDDING_DIM))
-        if self.graph.shared:
-            self._share_vectors(texts)
-        else:
-            save_vectors(self.graph.path, rows_digest(rows), texts, vectors.astype(np.float32))
-        if on_progress:
-            on_progress(len(texts), len(texts))
-        return len(texts)
-
-    def user_vector(self, user_id: str, updated: dict[str, np.ndarray] | None = None) -> np.ndarray:
+    def user_vector(self, user_id: str, updated: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
         """MiniLM embedding of a user's current memory."""
         node = user_node(user_id)
         if updated and node in updated:

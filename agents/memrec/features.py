@@ -26,13 +26,14 @@ sharing at least one of them (2 hops). Each neighbour gets the five `FEATURES` (
   and u's memory. Unchanged item memories reuse `Environment.item_vectors()`; initial user
   memories are embedded when first read (agents/memrec/user_vectors.py), and curation reads a user
   neighbour's only when the other four features leave it a chance of the top k
-  (agents/memrec/similarity_reads.py); updated memories are embedded on first sight (or ahead of
-  time by Stage W's warm-up) and cached by text.
+  (agents/memrec/similarity_reads.py); memories Stage W changed are embedded when first read
+  (agents/memrec/changed_vectors.py: every changed item neighbour, a changed user neighbour only
+  while it may still rank; or ahead of time by Stage W's warm-up) and cached by text.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,6 +62,11 @@ class NeighbourFeatures:
     """n x 5 features in `FEATURES` order (NaN: a memory_similarity_score not read yet)."""
     user_vector: np.ndarray
     """The target user's memory embedding (what memory_similarity_score compares with)."""
+    changed: np.ndarray
+    """True for user neighbours whose memory Stage W changed (read from `updated`, not the initial
+    memories' vectors)."""
+    updated: Mapping[str, np.ndarray]
+    """The changed memories' vectors (`FeatureIndex.updated_vectors`), each embedded on first read."""
 
 
 def _own_edges(index: FeatureIndex, u: int, visible: Sequence[str] | None) -> tuple[np.ndarray, ...]:
@@ -147,15 +153,16 @@ def neighbour_features(
         )
     node_ids = np.concatenate([index.item_nodes[items], index.user_nodes[users]])
     matrix = np.vstack([item_x, user_x])
-    if updated:  # memories changed by Stage W
-        row_of = {node: row for row, node in enumerate(node_ids.tolist())}
-        for node, vector in updated.items():
-            if node in row_of:
-                matrix[row_of[node], 4] = max(float(vector @ uvec), 0.0)
     is_item = np.zeros(len(node_ids), dtype=bool)
     is_item[: len(items)] = True
+    changed = np.array([node in updated for node in node_ids.tolist()], dtype=bool)
+    # Memories changed by Stage W: the items' read now (every item neighbour is scored); the users'
+    # stay NaN, read only when they may rank (`read_user_similarity`).
+    changed_items = np.flatnonzero(changed & is_item)
+    for row, vector in zip(changed_items, updated.read(node_ids[changed_items].tolist()), strict=True):
+        matrix[row, 4] = max(float(vector @ uvec), 0.0)
     where = np.concatenate([items, users]).astype(np.int64)
-    found = NeighbourFeatures(node_ids, is_item, where, matrix, uvec)
+    found = NeighbourFeatures(node_ids, is_item, where, matrix, uvec, changed & ~is_item, updated)
     if user_similarity:
         read_user_similarity(index, found, np.flatnonzero(np.isnan(matrix[:, 4])))
     return found
@@ -173,13 +180,18 @@ def _candidates_per_user(index: FeatureIndex, candidates: Sequence[str]) -> np.n
 
 def read_user_similarity(index: FeatureIndex, found: NeighbourFeatures, rows: np.ndarray) -> None:
     """Fill the memory_similarity_score of the user neighbours at `rows` of `found.matrix` from
-    their initial memories' embeddings (embedded first when not read yet). Each row's cosine is
-    computed on its own (`np.einsum`, no BLAS blocking), so its bits do not depend on which rows
-    are read together."""
-    if len(rows):
-        vectors = index.user_vectors[found.index[rows]]
+    their memories' embeddings (embedded first when not read yet): the initial memory's, or the one
+    Stage W changed it to. Each row's cosine is computed on its own (`np.einsum`, no BLAS
+    blocking; a changed memory's as the item neighbours' are), so its bits do not depend on which
+    rows are read together."""
+    rows = np.asarray(rows, dtype=np.int64)
+    mine, initial = rows[found.changed[rows]], rows[~found.changed[rows]]
+    if len(initial):
+        vectors = index.user_vectors[found.index[initial]]
         cosine = np.einsum("ij,j->i", vectors, found.user_vector.astype(np.float32))
-        found.matrix[rows, 4] = np.clip(cosine.astype(np.float64), 0.0, None)
+        found.matrix[initial, 4] = np.clip(cosine.astype(np.float64), 0.0, None)
+    for row, vector in zip(mine, found.updated.read(found.node_ids[mine].tolist()), strict=True):
+        found.matrix[row, 4] = max(float(vector @ found.user_vector), 0.0)
 
 
 def recency_profile(

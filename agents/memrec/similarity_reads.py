@@ -45,30 +45,61 @@ def read_needed(
     index: FeatureIndex, rule_set: RuleSet, found: NeighbourFeatures, k: int, cap: int | None = None
 ) -> np.ndarray:
     """Read the memory_similarity_score (NaN in `found.matrix`) of the users that may be among the
-    best `k` users by score, at most `cap` of them (None: no limit); returns the mask of rows left
-    unread (still NaN)."""
+    best `k` users by score, at most `cap` of them with an initial memory (None: no limit); returns
+    the mask of rows left unread (still NaN).
+
+    Users whose memory Stage W changed are not counted against `cap`, and the result is as if every
+    one of them were read first (as it was when they were all embedded before ranking); they are
+    read lazily, best upper bound first, only while one may still be among the best k of those
+    known (`settle`), so the rest rank below every kept user whatever their score."""
     matrix, is_item = found.matrix, found.is_item
     unread = np.isnan(matrix[:, SIMILARITY])
     users = ~is_item
     want = min(k, int(users.sum()))
     if want <= 0 or not unread.any():
         return unread
-    pending = np.flatnonzero(unread)
-    low, high = matrix[pending].copy(), matrix[pending].copy()
+    rows = np.flatnonzero(unread)
+    low, high = matrix[rows].copy(), matrix[rows].copy()
     low[:, SIMILARITY], high[:, SIMILARITY] = 0.0, SIMILARITY_HIGH
-    _, upper = score_bounds(rule_set, low, high, is_item[pending])
-    order = np.argsort(-upper, kind="stable")
-    pending, upper = pending[order], upper[order]
+    _, bounds = score_bounds(rule_set, low, high, is_item[rows])
+    order = np.argsort(-bounds, kind="stable")
+    rows, bounds = rows[order], bounds[order]
+    lazy = found.changed[rows]
+    pending, upper = rows[~lazy], bounds[~lazy]
+    changed, changed_upper = rows[lazy], bounds[lazy]
     known = np.flatnonzero(users & ~unread)
     scores = score_neighbours(rule_set, matrix[known], is_item[known]) if len(known) else np.zeros(0)
+    taken = 0
+
+    def read(batch: np.ndarray) -> None:
+        nonlocal scores
+        read_user_similarity(index, found, batch)
+        scores = np.concatenate([scores, score_neighbours(rule_set, matrix[batch], is_item[batch])])
+
+    def settle() -> None:
+        """Read changed users until none left unread can reach the k-th best score read."""
+        nonlocal taken
+        while taken < len(changed) and not (len(scores) >= want and changed_upper[taken] < kth(scores, want)):
+            batch = changed[taken : taken + READ_BATCH]
+            read(batch)
+            taken += len(batch)
+
     done = 0
     limit = len(pending) if cap is None else min(len(pending), max(cap, want))
     while done < limit:
-        if len(scores) >= want and upper[done] < np.partition(scores, len(scores) - want)[-want]:
-            break
+        if len(scores) + len(changed) - taken >= want:
+            settle()
+            if upper[done] < kth(scores, want):
+                break
         batch = pending[done : min(done + READ_BATCH, limit)]
-        read_user_similarity(index, found, batch)
-        scores = np.concatenate([scores, score_neighbours(rule_set, matrix[batch], is_item[batch])])
+        read(batch)
         done += len(batch)
+    settle()
     unread[pending[:done]] = False
+    unread[changed[:taken]] = False
     return unread
+
+
+def kth(scores: np.ndarray, want: int) -> float:
+    """The `want`-th best of `scores` (at least `want` of them)."""
+    return float(np.partition(scores, len(scores) - want)[-want])

@@ -21,13 +21,13 @@ import numpy as np
 from tools.memrec.graph import initial_user_memories
 from world.embeddings import EMBEDDING_DIM
 from world.environment import Environment
-from world.progress import report
+from world.progress import OPEN, report
 from world.vector_memo import embed_each
 
 RESOURCE = "memrec_user_vectors"
 """`Environment.resource` key of the vectors (one copy per dataset, whatever the memory file)."""
 PROGRESS_LABEL = "user-memory vectors"
-"""The progress row's label (distinct memory texts embedded of the dataset's total)."""
+"""The progress row's label (distinct memory texts read so far: an `OPEN` row)."""
 
 
 class UserVectors:
@@ -42,7 +42,6 @@ class UserVectors:
         self.ndim = 2
         self._data = np.zeros(self.shape, dtype=np.float32)  # pages are touched only by the rows read
         self._known = np.zeros(len(texts), dtype=bool)
-        self._distinct = len(set(texts))
         self._read: set[str] = set()
         self._lock = threading.Lock()
         self._reading = threading.Lock()
@@ -88,9 +87,10 @@ class UserVectors:
                 worked = time.perf_counter() - started
                 self.seconds += worked
                 read = len(self._read)
-        # Short of the total (only the rows read are embedded): the harness ends the row with its stage.
-        # `worked`: reads come between other work (rankings), so the row's span is not its seconds.
-        report(PROGRESS_LABEL, read, self._distinct, worked=worked)
+        # On demand (only the rows curation reads are embedded): an open row, whose total is what it
+        # read when the harness ends it with its stage. `worked`: reads come between other work
+        # (rankings), so the row's span is not its seconds.
+        report(PROGRESS_LABEL, read, OPEN, worked=worked)
 
     def texts_read(self) -> int:
         """Distinct memory texts read so far (embedded, or found in the vector store)."""

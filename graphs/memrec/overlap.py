@@ -1,8 +1,8 @@
 """Stage W's non-LLM work, overlapped with its LLM calls.
 
-Between Stage W and ranking the changed memories must be embedded (curation's
-memory_similarity_score reads them). Doing it after the warm-up put MiniLM's load and the embedding
-on the run's critical path with no LLM call in flight. Here:
+Rankings read the changed memories' embeddings (curation's memory_similarity_score, ReRank), each
+embedded on first read (agents/memrec/changed_vectors.py). Embedding them during ranking puts MiniLM
+between LLM calls. Here:
 
 - `preload_embedder` starts loading MiniLM in a background thread when the warm-up starts (a no-op
   under `bench`, whose `preload` hook loaded it when the run started: memrec_preload.py);
@@ -13,10 +13,8 @@ on the run's critical path with no LLM call in flight. Here:
   exactly the predicted text unless a later job touches it too, so after the jobs are applied
   mostly the nodes several jobs touched are left to embed.
 
-Reproducible: chunks are fixed runs of the warm-up users in the run's order (not arrival order) and
-are embedded strictly in that order, each as one batch, so every text is embedded in the same batch
-whatever the concurrency or the order answers arrive in (MiniLM's output depends, in the last bits,
-on the batch a text is embedded with).
+Reproducible: each text is embedded on its own (`FeatureIndex.embed_memories`), so its vector is
+the one a ranking would compute, whatever the concurrency or the order answers arrive in.
 """
 
 from __future__ import annotations

@@ -7,9 +7,10 @@ for every warm-up job in "propose" mode (from the initial memories, concurrently
 then sends the jobs here in user-id order: the same propose-then-apply schedule as the in-process
 warm-up (graphs/memrec/warmup.py), so the memory and every ranking read from it are the same. The
 client never writes the memory itself. Jobs are applied synchronously and idempotently (a job id
-already applied is skipped), so a request replayed on another replica changes nothing; the changed
-memories' vectors are then saved for every replica (agents/memrec/feature_index.py). `{"jobs": []}`
-only opens (and seeds) the memory and says where it lives.
+already applied is skipped), so a request replayed on another replica changes nothing; a replica
+embeds a changed memory when its rankings first read it, and saves the vector in the database for
+the others (agents/memrec/feature_index.py). `{"jobs": []}` only opens (and seeds) the memory and
+says where it lives.
 """
 
 from __future__ import annotations
@@ -81,8 +82,6 @@ def _apply(state: ApplyState, config: RunnableConfig) -> dict[str, Any]:
     for job in request.jobs:
         writer.submit(PropagationJob.from_json(json.dumps(job)))
     applied = writer.stats().get("done", 0) - before
-    if request.jobs:  # embedded once here, for every replica's rankings
-        index.save_updated_vectors()
     note = f"applied {applied} of {len(request.jobs)} jobs to {index.graph.name}"
     return {
         "applied": applied,

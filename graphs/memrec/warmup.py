@@ -222,9 +222,9 @@ def with_stage_w(request: PrepareRequest) -> Prepared:
     progress is reported as "<method> · Stage W"; metrics.json gets the `stage_w` totals and the
     `whole_run` figures (graphs/memrec/whole_run.py).
 
-    MiniLM loads, and the memories the logged proposals will produce are embedded, while the
-    remaining proposals are asked (graphs/memrec/overlap.py), so that after the jobs
-    are applied only memories several jobs touched are left to embed before ranking."""
+    MiniLM loads, and (with an LM_Mem to wait for) the memories the logged proposals will produce
+    are embedded, while the remaining proposals are asked (graphs/memrec/overlap.py); any other
+    changed memory is embedded when a ranking first reads it (agents/memrec/changed_vectors.py)."""
     started = time.perf_counter()
     ctx = memory_context(request.context, request.work_dir, request.method)
     env = get_environment(ctx.dataset)
@@ -236,6 +236,7 @@ def with_stage_w(request: PrepareRequest) -> Prepared:
         vectors = user_vectors(env)  # Stage W's curations read the memories they need (embedded now)
         read_before, seconds_before = vectors.texts_read(), vectors.seconds
         index = feature_index(env, ctx.memrec_memory)
+        changed_before = index.changed_read
         elsewhere = applied_elsewhere(env, ctx, users, request.scenario)
         if elsewhere:
             metrics["stage_w_applied_elsewhere"] = len(elsewhere)
@@ -273,12 +274,8 @@ def with_stage_w(request: PrepareRequest) -> Prepared:
         ahead = speculation.finish()  # before applying: predictions are made from the unapplied memories
         if not sequential:  # (the sequential schedule applied each job as it went)
             apply_warmups(env, ctx, log, users)
-        # Embed what is left (memories several jobs touched) once, before ranking, and save them all
-        # for other processes (`bench --workers N`: agents/memrec/vector_store.py). Its own progress
-        # row, so its seconds are named in metrics.json's one_time_work.
-        vectors_label = f"{request.method} · changed memories' vectors"
-        report = (lambda done, total: progress(vectors_label, done, total)) if progress else None
-        index.save_updated_vectors(report)
+        # The changed memories are embedded when a curation or ranking first reads them, each text on
+        # its own (agents/memrec/changed_vectors.py): only those the evaluated users' rankings read.
         records = log.done("stage_w")
         rows = [row for user in warm if user in records for row in records[user]["usage"]]
         clock.warmed(time.perf_counter() - started, median_call_seconds(rows), ahead)
@@ -286,5 +283,6 @@ def with_stage_w(request: PrepareRequest) -> Prepared:
         metrics["stage_w_user_memories_read"] = {
             "texts": vectors.texts_read() - read_before,
             "seconds": round(vectors.seconds - seconds_before, 3),
+            "changed_texts": index.changed_read - changed_before,
         }
     return Prepared(ctx, {"stage_w": warmup_usage(log, users), **metrics})

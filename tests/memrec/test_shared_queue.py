@@ -199,9 +199,10 @@ from agents.memrec.feature_index import feature_index
 from world.environment import get_environment
 
 embedded = []
-embed = memo.embed_texts
-memo.embed_texts = lambda texts: embedded.extend(texts) or embed(texts)
-vectors = feature_index(get_environment(sys.argv[1]), sys.argv[2]).updated_vectors()
+embed = memo.embed_alone
+memo.embed_alone = lambda texts: embedded.extend(texts) or embed(texts)
+changed = feature_index(get_environment(sys.argv[1]), sys.argv[2]).updated_vectors()
+vectors = {node: changed[node] for node in changed}
 np.savez(sys.argv[3], embedded=np.array(len(embedded)), **vectors)
 """
 
@@ -211,7 +212,7 @@ def test_a_process_on_another_home_reads_the_same_memory_vectors(
     tiny_dataset_dir: Path, tmp_path: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Updated memories' vectors are shared through the database: a process with another
-    RECGRAPH_HOME (no file of ours) ranks with exactly the warm-up's vectors, embedding none."""
+    RECGRAPH_HOME (no file of ours) ranks with exactly the vectors this one read, embedding none."""
     monkeypatch.setenv(DATABASE_URL_ENV, postgres_url)
     env = get_environment(str(tiny_dataset_dir))
     memory = str(tmp_path / "memory.sqlite")
@@ -219,8 +220,8 @@ def test_a_process_on_another_home_reads_the_same_memory_vectors(
     writer = MemoryWriter(index.graph, synchronous=True)
     updates = (NodeUpdate("u:u1", "Loves space operas."), NodeUpdate("i:3", "Cult hit."))
     writer.submit(PropagationJob("w1", updates))
-    assert index.save_updated_vectors() == 2
-    mine = index.updated_vectors()
+    changed = index.updated_vectors()
+    mine = {node: changed[node] for node in changed}  # read: embedded and saved to the database
     home = tmp_path / "other-home"
     home.mkdir()
     models = Path(os.environ["RECGRAPH_HOME"]) / "models"
