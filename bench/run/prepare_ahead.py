@@ -41,6 +41,7 @@ from typing import Any
 
 from bench.protocol.spec import EvalCase, Protocol
 from bench.run.prepare_plan import PrepareStep, plan_steps
+from bench.run.workers import llm_cache_path
 from graphs.hooks import Prepared
 from state.context import Context
 from world.progress import OpenPhases, clocked, phase_seconds, reporting
@@ -99,7 +100,10 @@ class PrepareAhead:
         self._lock = threading.RLock()  # a done callback may run inside `_start_ready`
         self._pids: list[int] = []
         self._pool = ProcessPoolExecutor(
-            self.workers, mp_context=spawn, initializer=_start_process, initargs=(self._relay, os.getpid())
+            self.workers,
+            mp_context=spawn,
+            initializer=_start_process,
+            initargs=(self._relay, os.getpid(), llm_cache_path()),
         )
         self._closed = threading.Event()
         self._listener = threading.Thread(target=self._listen, name="prepare-ahead-rows", daemon=True)
@@ -176,11 +180,16 @@ class PrepareAhead:
             self.phases.end_all(prefix=f"{method} · ")
 
 
-def _start_process(relay: Queue, parent_pid: int) -> None:
-    """A prepare process's start: remember the parent's queue, tell it our pid, and exit when the
-    parent is gone; Ctrl-C is the parent's to handle."""
+def _start_process(relay: Queue, parent_pid: int, llm_cache: str | None) -> None:
+    """A prepare process's start: remember the parent's queue, tell it our pid, use the parent's
+    LLM cache (`--llm-cache`) when it has one, and exit when the parent is gone; Ctrl-C is the
+    parent's to handle."""
     from bench.run.worker_process import watch_parent
 
+    if llm_cache:
+        from agents.backends import enable_llm_cache
+
+        enable_llm_cache(llm_cache)
     global _RELAY
     _RELAY = relay
     signal.signal(signal.SIGINT, signal.SIG_IGN)
