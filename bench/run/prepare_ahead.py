@@ -40,9 +40,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.protocol.spec import EvalCase, Protocol
-from bench.run.prepare_plan import PrepareStep, plan_steps
+from bench.run.prepare_plan import ITEM_VECTORS, PrepareStep, plan_steps
 from bench.run.workers import llm_cache_path
 from graphs.hooks import Prepared
+from graphs.registry import METHODS
 from state.context import Context
 from world.progress import OpenPhases, clocked, phase_seconds, reporting
 from world.results_log import ResultsLog
@@ -137,9 +138,12 @@ class PrepareAhead:
                 future.add_done_callback(lambda _: self._start_ready())
 
     def result(self, method: str) -> StepResult | None:
-        """`method`'s step result, waiting for it (None: the method has no step ahead); re-raises
-        the step's failure. Its progress rows are ended here."""
+        """`method`'s step result, waiting for it (None: the method has no step ahead, and is
+        prepared by the parent once the run's item vectors are, when it reads them); re-raises the
+        step's failure. Its progress rows are ended here."""
         if method not in self.steps:
+            if METHODS[method].item_vectors and ITEM_VECTORS in self.steps:
+                self.result(ITEM_VECTORS)
             return None
         while method not in self.futures:  # its dependencies are still running
             time.sleep(0.05)
@@ -173,6 +177,8 @@ class PrepareAhead:
                 self._pids.append(payload)
             elif self.phases is not None and kind == "phase":
                 self.phases(*payload)
+            elif kind == "end":  # after the step's last row: rows it left open end with it
+                self._end_rows(payload)
 
     def _end_rows(self, method: str) -> None:
         """End the rows `method`'s step left open (e.g. a phase that stopped short of its total)."""
@@ -209,6 +215,16 @@ def _relay_row(method: str) -> Callable[[str, int, int], None]:
     return send
 
 
+def _embed_items(step: PrepareStep) -> Prepared:
+    """The `ITEM_VECTORS` step: every evaluated user's visible history and candidates embedded."""
+    from bench.run.item_prefetch import case_item_rows
+    from world.environment import get_environment
+
+    env = get_environment(step.context.dataset)
+    env.item_vectors().ensure(case_item_rows(env, step.cases, step.protocol.scenario))
+    return Prepared(step.context)
+
+
 def run_step(step: PrepareStep) -> StepResult:
     """Prepare `step.method` in this process as the parent would (bench/run/invoke.py
     `prepare_method`), timing it; its failure goes back to the parent whole or as one line."""
@@ -220,12 +236,18 @@ def run_step(step: PrepareStep) -> StepResult:
     hook_phases, hook_clock = clocked(send)
     try:
         with reporting(send):
-            log = RankedUsers(step.log_path, step.ranked)
-            prepared = prepare_method(
-                step.method, step.cases, step.protocol, log, step.concurrency, step.context, hook_phases  # type: ignore[arg-type]
-            )
+            if step.method == ITEM_VECTORS:
+                prepared = _embed_items(step)
+            else:
+                log = RankedUsers(step.log_path, step.ranked)
+                prepared = prepare_method(
+                    step.method, step.cases, step.protocol, log, step.concurrency, step.context, hook_phases  # type: ignore[arg-type]
+                )
     except BaseException as error:
         raise portable(error) from None
+    finally:
+        if _RELAY is not None:
+            _RELAY.put(("end", step.method))
     work = phase_seconds(since=started)
     prefix = f"{step.method} · "
     work.update((label.removeprefix(prefix), s) for label, s in hook_clock.seconds().items())

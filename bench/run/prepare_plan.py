@@ -12,6 +12,10 @@ from bench.protocol.spec import EvalCase, Protocol
 from graphs.registry import METHODS, method_context
 from state.context import Context
 
+ITEM_VECTORS = "item vectors"
+"""The step embedding the run's item vectors once (every evaluated user's visible history and
+candidates, as the first method reading them would), which the steps of methods that read them
+wait for: two processes embedding the same rows at once would each do all of the work."""
 
 @dataclass(frozen=True)
 class PrepareStep:
@@ -92,13 +96,19 @@ def plan_steps(
     concurrency: int,
     contexts: Callable[[str], Context],
 ) -> dict[str, PrepareStep]:
-    """Method -> its step, for every method of the run with a `prepare` hook."""
+    """Method -> its step, for every method of the run with a `prepare` hook, and the
+    `ITEM_VECTORS` step when one of the run's methods reads item vectors."""
     after = dependencies(methods, contexts)
+    if after and any(METHODS[m].item_vectors for m in methods):
+        reads = {m: (*a, ITEM_VECTORS) if METHODS[m].item_vectors else a for m, a in after.items()}
+        after = {ITEM_VECTORS: (), **reads}
     waiting = waiting_counts(after)
     steps = {}
     for method in after:
+        own = method != ITEM_VECTORS
         steps[method] = PrepareStep(
-            method, list(cases), protocol, log_path, ranked(method), concurrency, contexts(method),
-            after[method], waiting[method], methods.index(method),
+            method, list(cases), protocol, log_path, ranked(method) if own else frozenset(), concurrency,
+            contexts(method if own else methods[0]), after[method], waiting[method],
+            methods.index(method) if own else -1,
         )  # fmt: skip
     return steps

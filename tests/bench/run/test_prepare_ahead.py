@@ -10,7 +10,7 @@ import pytest
 
 from bench.protocol.plan import plan_cases
 from bench.protocol.spec import Protocol
-from bench.run.prepare_plan import dependencies, waiting_counts
+from bench.run.prepare_plan import ITEM_VECTORS, dependencies, plan_steps, waiting_counts
 from bench.run.runner import run_benchmark
 from state.context import Context
 from world.environment import get_environment
@@ -32,6 +32,17 @@ def test_steps_wait_for_their_family_and_a_routers_prerequisites() -> None:
     # not memrec_no_write (the router reads memrec's memory), nor amem4rec/lightgcn (not in the run)
     assert after["router_fixed"] == ("memrec", "sasrec", "gru4rec", "agentcf")
     assert after["agentcf"] == ()
+
+
+def test_steps_reading_item_vectors_wait_for_them_to_be_embedded_once() -> None:
+    cases: list = []
+    steps = plan_steps(RUN, cases, Protocol(dataset="ml-100k"), Path("results.jsonl"),
+                       lambda m: frozenset(), 2, lambda m: Context(dataset="ml-100k"))  # fmt: skip
+    assert next(iter(steps)) == ITEM_VECTORS and steps[ITEM_VECTORS].after == ()
+    assert ITEM_VECTORS in steps["memrec"].after and ITEM_VECTORS in steps["router_fixed"].after
+    assert ITEM_VECTORS not in steps["sasrec"].after  # SASRec reads ids only: it starts at once
+    # memrec, memrec_no_write, router_fixed wait for it (and nothing waits on those two in this run)
+    assert steps[ITEM_VECTORS].waiting == 3
 
 
 def test_waiting_counts_follow_chains() -> None:
