@@ -16,7 +16,8 @@ from bench.run.checkpoints import checkpoints_for, set_up
 from bench.run.crash import RunStopped, stop_reason
 from bench.run.invoke import PhaseProgress, ProgressHook, first_user_clock, prepare_method, run_method
 from bench.run.preload import start_preloads
-from bench.run.prepare_ahead import PrepareAhead, ahead_of_ranking, ahead_setup
+from bench.run.prepare_ahead import PrepareAhead, ahead_of_ranking
+from bench.run.prepare_step import ahead_setup
 from bench.run.tracing import BenchTracing
 from bench.run.workers import WorkerPool, ranking_pool
 from bench.stats.method_summary import method_metrics
@@ -63,6 +64,7 @@ def run_benchmark(
     if threads is not None:
         set_up(threads)  # PostgreSQL tables made here, before any worker process uses them
     results: dict[str, dict[str, Any]] = {}  # filled method by method: kept when one fails
+    current: list[str] = []  # the method being prepared or ranked (steps ahead change the order)
     phases = OpenPhases(on_phase, on_phase_end) if on_phase else None
     try:
         pools = nullcontext(remote) if remote is not None else ranking_pool(workers, context.dataset)
@@ -72,13 +74,16 @@ def run_benchmark(
             0 if remote is not None else workers, ahead_rows,
         )  # fmt: skip
         with reporting(phases), pools as pool, steps as ahead:  # + world's phases
-            return _run_methods(
+            _run_methods(
                 methods, cases, protocol, log, concurrency, context, on_progress, phases, tracing, pool,
-                results, threads, knobs, ahead,
+                results, threads, knobs, ahead, current,
             )  # fmt: skip
+            return {m: results[m] for m in methods}  # in the run's order, however they were ranked
     except Exception as error:  # the first failure stops the run; the finished methods are reported
-        failed = next((m for m in methods if m not in results), methods[-1])
-        raise RunStopped(results, failed, stop_reason(failed, error)) from error
+        failed = next((m for m in current if m not in results), None)
+        failed = failed or next((m for m in methods if m not in results), methods[-1])
+        finished = {m: results[m] for m in methods if m in results}
+        raise RunStopped(finished, failed, stop_reason(failed, error)) from error
 
 
 def _run_methods(
@@ -96,12 +101,16 @@ def _run_methods(
     threads: Checkpoints | None = None,
     knobs: KnobSettings = NO_SETTINGS,
     ahead: PrepareAhead | None = None,
+    current: list[str] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """`run_benchmark`'s loop: each method prepared here (or taken from its step `ahead`), ranked
-    here or by `pool`'s workers; each finished method's metrics go into `results` (returned). The
-    phases a stage (prepare, ranking) left open are ended with it."""
+    """`run_benchmark`'s loop: each method prepared here (or taken from its step `ahead`, as the
+    steps finish), ranked here or by `pool`'s workers; each finished method's metrics go into
+    `results` (returned), its name into `current` while it runs. The phases a stage (prepare,
+    ranking) left open are ended with it."""
     wanted = {case.user_id for case in cases}
-    for method in methods:
+    for method in ahead.ranking_order(methods) if ahead else methods:
+        if current is not None:
+            current[:] = [method]
         started, first = time.perf_counter(), list[float]()  # setup: until the first user is ranked
         cpu = time.process_time()
         hook_phases, hook_clock = clocked(phases.one_at_a_time() if phases else None)

@@ -1,0 +1,130 @@
+"""One prepare step in a process of its own (bench/run/prepare_ahead.py starts them): the method
+prepared as the parent would (bench/run/invoke.py `prepare_method`), timed in wall and CPU seconds,
+its progress rows sent to the parent, its result (or failure) sent back."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from multiprocessing.queues import Queue
+from pathlib import Path
+from typing import Any
+
+from bench.run.prepare_plan import ITEM_VECTORS, PrepareStep
+from graphs.hooks import Prepared
+from world.progress import clocked, phase_seconds, reporting
+
+_RELAY: Queue | None = None
+"""The parent's queue for progress rows, in a prepare process (set by `start_process`)."""
+
+
+@dataclass(frozen=True)
+class RankedUsers:
+    """The results log as a prepare step sees it: where the run's folder is, and the users of the
+    step's method already ranked (read by the parent before the step started)."""
+
+    path: Path
+    """results.jsonl (its folder is the run's work folder)."""
+    ranked: frozenset[str]
+    """Users of the method already in the log."""
+
+    def done(self, method: str) -> dict[str, None]:
+        """The users already ranked, as `ResultsLog.done` gives them."""
+        return dict.fromkeys(self.ranked)
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """What a prepare step sends back to the parent."""
+
+    prepared: Prepared
+    """The hook's result: the context to rank with and its metrics."""
+    one_time_work: dict[str, float]
+    """Seconds per phase: the world's (item vectors, indexes), then the hook's own."""
+    wall_seconds: float
+    """The step's wall-clock seconds in its process."""
+    cpu_seconds: float
+    """The CPU seconds its process spent on it (every thread)."""
+
+
+def start_process(relay: Queue, parent_pid: int, llm_cache: str | None) -> None:
+    """A prepare process's start: remember the parent's queue, tell it our pid, use the parent's
+    LLM cache (`--llm-cache`) when it has one, and exit when the parent is gone; Ctrl-C is the
+    parent's to handle."""
+    from bench.run.worker_process import watch_parent
+
+    if llm_cache:
+        from agents.backends import enable_llm_cache
+
+        enable_llm_cache(llm_cache)
+    global _RELAY
+    _RELAY = relay
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    watch_parent(parent_pid)
+    relay.put(("pid", os.getpid()))
+
+
+def relay_row(method: str) -> Callable[[str, int, int], None]:
+    """A reporter sending `method`'s rows to the parent, each label named after the method."""
+    prefix = f"{method} · "
+
+    def send(label: str, done: int, total: int) -> None:
+        if _RELAY is not None:
+            named = label if label.startswith(prefix) else prefix + label
+            _RELAY.put(("phase", (named, done, total)))
+
+    return send
+
+
+def _embed_items(step: PrepareStep) -> Prepared:
+    """The `ITEM_VECTORS` step: every evaluated user's visible history and candidates embedded."""
+    from bench.run.item_prefetch import case_item_rows
+    from world.environment import get_environment
+
+    env = get_environment(step.context.dataset)
+    env.item_vectors().ensure(case_item_rows(env, step.cases, step.protocol.scenario))
+    return Prepared(step.context)
+
+
+def run_step(step: PrepareStep) -> StepResult:
+    """Prepare `step.method` in this process as the parent would (bench/run/invoke.py
+    `prepare_method`), timing it; its failure goes back to the parent whole or as one line."""
+    from bench.run.invoke import prepare_method
+    from bench.run.worker_process import portable
+
+    started, cpu = time.perf_counter(), time.process_time()
+    send = relay_row(step.method)
+    hook_phases, hook_clock = clocked(send)
+    try:
+        with reporting(send):
+            if step.method == ITEM_VECTORS:
+                prepared = _embed_items(step)
+            else:
+                log = RankedUsers(step.log_path, step.ranked)
+                prepared = prepare_method(
+                    step.method, step.cases, step.protocol, log, step.concurrency, step.context, hook_phases  # type: ignore[arg-type]
+                )
+    except BaseException as error:
+        raise portable(error) from None
+    finally:
+        if _RELAY is not None:
+            _RELAY.put(("end", step.method))
+    work = phase_seconds(since=started)
+    prefix = f"{step.method} · "
+    work.update((label.removeprefix(prefix), s) for label, s in hook_clock.seconds().items())
+    return StepResult(prepared, work, time.perf_counter() - started, time.process_time() - cpu)
+
+
+
+
+def ahead_setup(result: StepResult) -> dict[str, Any]:
+    """The `setup_seconds` figures of a step prepared ahead (the parent adds what it waited)."""
+    return {
+        "prepare": result.wall_seconds,
+        "prepare_cpu": result.cpu_seconds,
+        "prepared": "ahead",
+        "one_time_work": result.one_time_work,
+    }
