@@ -18,9 +18,11 @@ memories are the ones a `--workers 1` run makes (tests/bench/run/test_prepare_ah
 sends its progress rows to the parent, which shows them beside the ranking; its result (the
 prepared context, the hook's metrics, each phase's seconds, the step's wall and CPU seconds)
 comes back with it, and the parent ranks the method with that context as it would have after
-preparing it itself. Ready steps start in an order that serves the most waiting steps first.
-A failed step fails its method (and the steps waiting for it); the parent meets the failure
-when it reaches that method, as in a serial run.
+preparing it itself. The parent ranks methods as they become ready: in the run's order, passing
+over a method whose step is still running (a user's ranking depends on the seed and the user
+only); results stay in the run's order. Ready steps start in an order that serves the most
+waiting steps first. A failed step fails its method (and the steps waiting for it), and stops
+the run when the parent reaches that method.
 """
 
 from __future__ import annotations
