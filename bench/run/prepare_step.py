@@ -4,7 +4,11 @@ its progress rows sent to the parent, its result (or failure) sent back."""
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import gc
 import os
+import resource
 import signal
 import time
 from collections.abc import Callable
@@ -48,6 +52,8 @@ class StepResult:
     """The step's wall-clock seconds in its process."""
     cpu_seconds: float
     """The CPU seconds its process spent on it (every thread)."""
+    process_peak_rss_mb: float
+    """The peak resident memory of its process so far (the process may have run earlier steps)."""
 
 
 def start_process(relay: Queue, parent_pid: int, llm_cache: str | None) -> None:
@@ -112,13 +118,20 @@ def run_step(step: PrepareStep) -> StepResult:
     finally:
         if _RELAY is not None:
             _RELAY.put(("end", step.method))
+        release_memory()
     work = phase_seconds(since=started)
     prefix = f"{step.method} · "
     work.update((label.removeprefix(prefix), s) for label, s in hook_clock.seconds().items())
-    return StepResult(prepared, work, time.perf_counter() - started, time.process_time() - cpu)
+    peak = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)  # kB on Linux
+    return StepResult(prepared, work, time.perf_counter() - started, time.process_time() - cpu, peak)
 
 
-
+def release_memory() -> None:
+    """Give what a finished step freed back to the system: the process lives on for the next step,
+    and glibc keeps freed heap pages (a trained model's tensors, a pool's arrays) otherwise."""
+    gc.collect()
+    with contextlib.suppress(OSError, AttributeError):  # not glibc (musl, macOS): nothing to trim
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 def ahead_setup(result: StepResult) -> dict[str, Any]:
     """The `setup_seconds` figures of a step prepared ahead (the parent adds what it waited)."""
@@ -127,4 +140,5 @@ def ahead_setup(result: StepResult) -> dict[str, Any]:
         "prepare_cpu": result.cpu_seconds,
         "prepared": "ahead",
         "one_time_work": result.one_time_work,
+        "process_peak_rss_mb": result.process_peak_rss_mb,
     }

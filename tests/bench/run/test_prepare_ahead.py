@@ -102,7 +102,7 @@ def test_steps_ahead_rank_as_the_steps_in_order(
         same -= {k for k in same if k.startswith("stage_w_user_memories_read")}
         assert _untimed(ahead[method], same, "2") == _untimed(serial[method], same, "1"), method
     memrec = ahead["memrec"]["setup_seconds"]
-    assert memrec["prepared"] == "ahead" and memrec["prepare_cpu"] > 0.0
+    assert memrec["prepared"] == "ahead" and memrec["prepare_cpu"] > 0.0 and memrec["process_peak_rss_mb"] > 0
     assert "Stage W" in memrec["one_time_work"]  # the step's own phases, named without the prefix
     assert ahead["popularity"]["setup_seconds"]["prepared"] == "in order"
     assert serial["memrec"]["setup_seconds"]["prepared"] == "in order"
