@@ -31,24 +31,6 @@ for key, value in {
     os.environ[key] = value
 os.environ.pop("OPENAI_API_KEY", None)
 
-_SHARED_SCOPES = ("class", "module", "package")
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests sharing a class-, module- or package-scoped fixture form one xdist_group: under
-    `--dist loadgroup` one worker runs them, so the fixture (a trained model, a server) is built once,
-    not once per worker the tests were spread over."""
-    for item in items:
-        definitions = getattr(item, "_fixtureinfo", None)
-        for found in (definitions.name2fixturedefs.values() if definitions else ()):
-            scope = found[-1].scope
-            if scope in _SHARED_SCOPES:
-                shared_by = found[-1].baseid if scope == "package" else item.nodeid.split("::")[0]
-                item.add_marker(pytest.mark.xdist_group(shared_by))
-                break
-
-
 _TINY_ITEMS = [
     ("1", "Alpha Wars", "1977", "Action Sci-Fi"),
     ("2", "Beta Love", "1990", "Romance Comedy"),
@@ -193,7 +175,7 @@ def studio_dataset(
 
 @pytest.fixture(scope="session")
 def studio_server(tmp_path_factory: pytest.TempPathFactory, studio_dataset: str) -> Iterator[DevServer]:
-    """One `langgraph dev` on `studio_dataset` for the session, started on first use: the Studio tests
-    (tests/test_studio_server.py, tests/chainrec/test_studio.py; one xdist_group) share it."""
+    """One `langgraph dev` on `studio_dataset` for the session (per pytest-xdist worker), started on first
+    use: the Studio tests of tests/test_studio_server.py and tests/chainrec/test_studio.py share it."""
     with dev_server(tmp_path_factory, studio_dataset) as running:
         yield running

@@ -66,7 +66,7 @@ def expected_for(method: str, shape: str) -> tuple[list[str], list[str]]:
     return must, absent
 
 
-@pytest.fixture(scope="session")  # not module: the module's 130 tests then spread over xdist workers
+@pytest.fixture(scope="module")
 def shape_dirs(tmp_path_factory: pytest.TempPathFactory, write_shape: Callable[..., Path]) -> dict[str, str]:
     root = tmp_path_factory.mktemp("shapes")
     return {shape: str(write_shape(root / shape, shape)) for shape in SHAPES}

@@ -28,8 +28,6 @@ SERVED = [*METHODS, *SERVICE_GRAPHS]
 NEEDS_TRAINING = [name for name, spec in METHODS.items() if spec.trained_state]
 """Methods whose graph reads trained state that `recgraph bench` trains and Studio does not."""
 
-pytestmark = pytest.mark.xdist_group("studio")  # on one pytest-xdist worker: one studio_server
-
 
 @pytest.fixture
 def server(studio_server: DevServer) -> DevServer:

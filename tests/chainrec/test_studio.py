@@ -5,12 +5,8 @@ from __future__ import annotations
 
 from itertools import groupby
 
-import pytest
-
 from tests.dev_server import DevServer, call, run_wait
 from tests.test_studio_server import server  # noqa: F401  (the session's Studio server)
-
-pytestmark = pytest.mark.xdist_group("studio")  # on the worker running tests/test_studio_server.py
 
 TOOLS = {
     "long_term_preference",
