@@ -1,16 +1,17 @@
 """Shared fixtures: offline environment, a cache folder, small datasets written on the fly (a tiny
 catalog, catalogs of the shapes real data has, a catalog whose texts carry prompt injections), the
-shared Amazon CDs data when the machine has it, and a graph's final state."""
+shared Amazon CDs data when the machine has it, a graph's final state, and the Studio tests' dev server."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.dev_server import DevServer, dev_server
 from tests.fixtures import injection_catalog, shape_catalogs, studio_slice
 from tests.postgres_fixtures import postgres_server, postgres_url  # noqa: F401 (fixtures)
 
@@ -157,3 +158,24 @@ def other_studio_request() -> dict[str, Any]:
     its item vectors are not on disk after the examples ran, so a node must embed them off the event
     loop."""
     return {"user_id": "2", "candidates": ["7", "9", "11", "12", "22"]}
+
+
+@pytest.fixture(scope="session")
+def studio_dataset(
+    tmp_path_factory: pytest.TempPathFactory,
+    write_studio_slice: Callable[..., Path],
+    other_studio_request: dict[str, Any],
+) -> str:
+    """The ml-100k slice holding every id of the registry's Studio examples and the other request."""
+    from graphs.registry import studio_examples  # the project, once the environment above is set
+
+    examples = [*studio_examples().values(), other_studio_request]
+    return str(write_studio_slice(tmp_path_factory.mktemp("studio-data"), examples))
+
+
+@pytest.fixture(scope="session")
+def studio_server(tmp_path_factory: pytest.TempPathFactory, studio_dataset: str) -> Iterator[DevServer]:
+    """One `langgraph dev` on `studio_dataset` for the session (per pytest-xdist worker), started on first
+    use: the Studio tests of tests/test_studio_server.py and tests/chainrec/test_studio.py share it."""
+    with dev_server(tmp_path_factory, studio_dataset) as running:
+        yield running

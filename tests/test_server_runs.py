@@ -27,8 +27,8 @@ from graphs.method_spec import remote_name
 from graphs.registry import studio_examples
 from graphs.tracing import dataset_label, protocol_id
 from recgraph.cli import main
+from tests.dev_server import DevServer, dev_server
 from tests.langsmith_stub import LangSmithStub
-from tests.test_studio_server import REPO, DevServer, dev_server
 from world.environment import get_environment
 from world.paths import dataset_cache
 
@@ -110,10 +110,9 @@ def test_bench_on_a_server_ranks_as_in_process(server: DevServer, dataset: str, 
     """Heuristic backend; MemRec's warm-up and AMEM4Rec's training run on the server."""
     methods = "itemknn,arag,memrec,memrec_no_write,amem4rec,chainrec"
     assert bench(tmp_path / "here", dataset, methods) == 0
-    try:
-        assert bench(tmp_path / "there", dataset, methods, "--server", url(server)) == 0
-    finally:  # the server (no database) kept the memories and pool in its working folder, the checkout
-        shutil.rmtree(REPO / remote_name(tmp_path / "there"), ignore_errors=True)
+    assert bench(tmp_path / "there", dataset, methods, "--server", url(server)) == 0
+    # the server (no database) kept the memories and pool in its working folder
+    assert (server.folder / remote_name(tmp_path / "there")).is_dir()
     assert records(tmp_path / "there") == records(tmp_path / "here")
     assert metrics(tmp_path / "there") == metrics(tmp_path / "here")
     served = json.loads((tmp_path / "there" / "metrics.json").read_text())["methods"]
@@ -129,10 +128,7 @@ def test_sequential_warmup_on_a_server_ranks_as_in_process(
     before the next is asked; the same rankings and warm-up jobs as in process."""
     methods, knob = "memrec,memrec_no_write", ["--set", "memrec_warmup=sequential"]
     assert bench(tmp_path / "here", dataset, methods, *knob) == 0
-    try:
-        assert bench(tmp_path / "there", dataset, methods, *knob, "--server", url(server)) == 0
-    finally:
-        shutil.rmtree(REPO / remote_name(tmp_path / "there"), ignore_errors=True)
+    assert bench(tmp_path / "there", dataset, methods, *knob, "--server", url(server)) == 0
     assert records(tmp_path / "there") == records(tmp_path / "here")
     log = "memrec_memory/memrec.warmup.jsonl"
     jobs = [[json.loads(line)["job"] for line in (tmp_path / where / log).read_text().splitlines()]
@@ -148,19 +144,16 @@ def test_agentcf_trains_through_the_server_and_ranks_as_in_process(
     local = dataset_cache(get_environment(dataset).dataset) / "agentcf"
     shutil.rmtree(local, ignore_errors=True)
     there = tmp_path / "there"
-    try:
-        assert bench(there, dataset, "agentcf", "--server", url(server)) == 0
-        assert not local.exists()  # the client wrote no memories file
-        served = json.loads((there / "metrics.json").read_text())["methods"]["agentcf"]
-        location = served["settings"]["agentcf_memory"]
-        assert location.startswith("runs/remote/") and (REPO / location).is_file()
-        assert not served["training"]["reused"] and served["training"]["this_run"]["steps"] > 0
-        (there / "results.jsonl").unlink()  # rank again: the memories on the server are reused
-        assert bench(there, dataset, "agentcf", "--server", url(server)) == 0
-        again = json.loads((there / "metrics.json").read_text())["methods"]["agentcf"]["training"]
-        assert again["reused"] and again["this_run"]["steps"] == 0
-    finally:
-        shutil.rmtree(REPO / remote_name(there), ignore_errors=True)
+    assert bench(there, dataset, "agentcf", "--server", url(server)) == 0
+    assert not local.exists()  # the client wrote no memories file
+    served = json.loads((there / "metrics.json").read_text())["methods"]["agentcf"]
+    location = served["settings"]["agentcf_memory"]
+    assert location.startswith("runs/remote/") and (server.folder / location).is_file()
+    assert not served["training"]["reused"] and served["training"]["this_run"]["steps"] > 0
+    (there / "results.jsonl").unlink()  # rank again: the memories on the server are reused
+    assert bench(there, dataset, "agentcf", "--server", url(server)) == 0
+    again = json.loads((there / "metrics.json").read_text())["methods"]["agentcf"]["training"]
+    assert again["reused"] and again["this_run"]["steps"] == 0
     assert bench(tmp_path / "here", dataset, "agentcf") == 0
     assert records(there) == records(tmp_path / "here")
     assert metrics(there) == metrics(tmp_path / "here")  # memories' fingerprint and counts included
@@ -254,9 +247,7 @@ def test_runs_started_by_the_client_carry_bench_s_tags_and_metadata(
             users = {user for _, user in records(tmp_path)}
 
             def ours() -> list[dict[str, Any]]:
-                # `langgraph dev` keeps its queue in the repository's ./.langgraph_api and resumes a
-                # killed server's pending runs on the next one started there: an earlier test's
-                # leftover users may be traced here too, so only this run's users are counted.
+                # Only this run's users are counted: the stub sees whatever the server traces.
                 return [
                     r
                     for r in stub.roots()

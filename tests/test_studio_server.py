@@ -10,15 +10,8 @@ on a small slice of ml-100k (the `write_studio_slice` fixture) so the cold MiniL
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import time
-import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -28,121 +21,18 @@ from graphs.registry import METHODS, SERVICE_GRAPHS, descriptions, studio_exampl
 from state.arag.context import AragContext
 from state.baselines.context import BaselinesContext
 from state.memrec.context import MemRecContext
+from tests.dev_server import REPO, DevServer, call, dev_server, run_raw, run_wait
 from tests.langsmith_stub import LangSmithStub
-from tests.ports import free_port
 
-REPO = Path(__file__).resolve().parent.parent
 SERVED = [*METHODS, *SERVICE_GRAPHS]
 NEEDS_TRAINING = [name for name, spec in METHODS.items() if spec.trained_state]
 """Methods whose graph reads trained state that `recgraph bench` trains and Studio does not."""
 
 
-@dataclass(frozen=True)
-class DevServer:
-    """A running `langgraph dev` and the dataset its graph runs use."""
-
-    port: int
-    """Where it listens on 127.0.0.1."""
-    dataset: str
-    """Path of the ml-100k slice holding every id of the registry's Studio examples."""
-    home: Path
-    """Its RECGRAPH_HOME (empty when it started)."""
-
-
-def call(port: int, path: str, body: dict | None = None, timeout: float = 600) -> Any:
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(
-        f"http://127.0.0.1:{port}{path}",
-        data=data,
-        method="POST" if data else "GET",
-        headers={"Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        return json.loads(response.read() or b"null")
-
-
-def run_raw(port: int, assistant_id: str, payload: dict, context: dict | None = None) -> dict:
-    """`/runs/wait` for one input; the server's answer as is (an error is `{"__error__": ...}`)."""
-    body: dict[str, Any] = {"assistant_id": assistant_id, "input": payload}
-    if context:
-        body["context"] = context
-    result = call(port, "/runs/wait", body)
-    assert isinstance(result, dict)
-    return result
-
-
-def run_wait(port: int, assistant_id: str, payload: dict, context: dict | None = None) -> dict:
-    """`/runs/wait` for one input; a failed run fails the test with the server's error."""
-    result = run_raw(port, assistant_id, payload, context)
-    if "__error__" in result:
-        pytest.fail(f"{assistant_id} run failed in the dev server: {result['__error__']}")
-    return result
-
-
-@contextmanager
-def dev_server(
-    tmp_path_factory: pytest.TempPathFactory, dataset: str, log_name: str = "langgraph-dev-test", **env: str
-) -> Iterator[DevServer]:
-    """`langgraph dev` as users start it (no --allow-blocking), on an empty RECGRAPH_HOME, logging to
-    `.cache/<log_name>.log`; `env` adds to its environment (e.g. LangSmith's)."""
-    port = free_port()
-    home = tmp_path_factory.mktemp("cold-recgraph-home")
-    langgraph = Path(sys.executable).with_name("langgraph")
-    (REPO / ".cache").mkdir(exist_ok=True)
-    log = open(REPO / ".cache" / f"{log_name}.log", "w")  # noqa: SIM115
-    environment = {
-        **os.environ,
-        "RECGRAPH_HOME": str(home),
-        "LANGSMITH_TRACING": "false",
-        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-        **env,
-    }
-    for inherited in ("RECGRAPH_LLM", "RECGRAPH_BASE_URL", "RECGRAPH_SIM_URL"):
-        environment.pop(inherited, None)  # the defaults Studio shows are the project's own
-    process = subprocess.Popen(
-        [str(langgraph), "dev", "--no-browser", "--no-reload", "--port", str(port)],
-        cwd=REPO,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        env=environment,
-    )
-    try:
-        deadline = time.time() + 120
-        while True:
-            try:
-                if call(port, "/ok", timeout=2):
-                    break
-            except OSError:
-                if process.poll() is not None or time.time() > deadline:
-                    message = f"langgraph dev did not come up; see .cache/{log_name}.log"
-                    raise RuntimeError(message) from None
-                time.sleep(0.5)
-        assert not any(home.iterdir()), "the server's cache must start empty"
-        yield DevServer(port, dataset, home)
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        log.close()
-
-
-@pytest.fixture(scope="module")
-def studio_dataset(
-    tmp_path_factory: pytest.TempPathFactory, write_studio_slice, other_studio_request: dict[str, Any]
-) -> str:
-    """The ml-100k slice holding every id of the registry's Studio examples and the other request."""
-    examples = [*studio_examples().values(), other_studio_request]
-    return str(write_studio_slice(tmp_path_factory.mktemp("studio-data"), examples))
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory, studio_dataset: str) -> Iterator[DevServer]:
-    with dev_server(tmp_path_factory, studio_dataset) as running:
-        yield running
+@pytest.fixture
+def server(studio_server: DevServer) -> DevServer:
+    """The session's Studio server (tests/conftest.py), shared with tests/chainrec/test_studio.py."""
+    return studio_server
 
 
 def assistants(server: DevServer) -> dict[str, dict]:

@@ -11,7 +11,7 @@ from typing import Any
 
 import jwt
 
-from tests.test_studio_server import DevServer
+from tests.dev_server import DevServer
 
 USER7, USER8, SERVICE = "user-seven-key-0123456789", "user-eight-key-0123456789", "service-key-0123456789ab"
 SECRET = "hs256-secret-for-the-auth-tests-0123456789"

@@ -9,7 +9,7 @@ import pytest
 
 from graphs.registry import studio_examples
 from tests.auth.client import KEYS, SECRET
-from tests.test_studio_server import DevServer, dev_server
+from tests.dev_server import DevServer, dev_server
 
 
 @pytest.fixture(scope="package")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.auth.client import SERVICE, USER7, USER8, rank, send, token
-from tests.test_studio_server import DevServer
+from tests.dev_server import DevServer
 
 pytestmark = pytest.mark.slow
 

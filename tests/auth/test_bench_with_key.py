@@ -5,19 +5,16 @@ to start."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from graphs.method_spec import remote_name
 from recgraph.cli import main
 from tests.auth.client import SERVICE
+from tests.dev_server import DevServer, dev_command, working_folder
 from tests.ports import free_port
 from tests.test_server_runs import metrics, records
-from tests.test_studio_server import REPO, DevServer
 
 pytestmark = pytest.mark.slow
 
@@ -44,10 +41,7 @@ def test_bench_with_the_service_key_ranks_as_in_process(
         "credential; pass --server-key KEY or set RECGRAPH_SERVER_KEY (a service key or token)"
     )
     assert bench(tmp_path / "here", dataset) == 0
-    try:
-        assert bench(tmp_path / "there", dataset, "--server", url, "--server-key", SERVICE) == 0
-    finally:
-        shutil.rmtree(REPO / remote_name(tmp_path / "there"), ignore_errors=True)
+    assert bench(tmp_path / "there", dataset, "--server", url, "--server-key", SERVICE) == 0
     assert records(tmp_path / "there") == records(tmp_path / "here")
     assert metrics(tmp_path / "there") == metrics(tmp_path / "here")
 
@@ -57,10 +51,9 @@ def test_require_auth_without_a_key_refuses_to_start(tmp_path: Path) -> None:
         k: v for k, v in os.environ.items() if not k.startswith(("RECGRAPH_API_KEYS", "RECGRAPH_JWT"))
     }
     environment.update(RECGRAPH_REQUIRE_AUTH="1", RECGRAPH_HOME=str(tmp_path), LANGGRAPH_CLI_NO_ANALYTICS="1")
-    langgraph = Path(sys.executable).with_name("langgraph")
     done = subprocess.run(
-        [str(langgraph), "dev", "--no-browser", "--no-reload", "--port", str(free_port())],
-        cwd=REPO,
+        dev_command(free_port()),
+        cwd=working_folder(tmp_path / "server"),
         env=environment,
         capture_output=True,
         text=True,

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.auth.client import SECRET, SERVICE, USER7, USER8, rank, send, token
-from tests.test_studio_server import REPO, DevServer
+from tests.dev_server import DevServer
 
 pytestmark = pytest.mark.slow
 
@@ -132,7 +132,7 @@ def test_a_hostile_caller_changes_nothing(server: DevServer) -> None:
     assert sum(outcomes.values()) == 200
     assert send(server, "/ok")[0] == 200
     assert state_of(server) == before
-    log = (REPO / ".cache" / "langgraph-dev-auth.log").read_text()
+    log = server.log.read_text()
     for secret in (USER7, USER8, SERVICE, SECRET):
         assert secret not in log
     assert "recgraph auth: callers authenticated by 3 API key(s) (2 user, 1 service) and JWT HS256" in log

@@ -5,13 +5,8 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from tests.test_studio_server import (  # noqa: F401  (the module-scoped server fixture and its dataset)
-    DevServer,
-    call,
-    run_wait,
-    server,
-    studio_dataset,
-)
+from tests.dev_server import DevServer, call, run_wait
+from tests.test_studio_server import server  # noqa: F401  (the session's Studio server)
 
 TOOLS = {
     "long_term_preference",
