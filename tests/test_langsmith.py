@@ -146,6 +146,10 @@ def test_amem4rec_training_windows_link_to_the_method_and_user(tmp_path: Path, m
     assert len(windows) == training["this_run"]["windows"] > 0
     assert {w["extra"]["metadata"]["user_id"] for w in windows} <= users
     assert len({w["extra"]["metadata"]["window"] for w in windows}) == len(windows)
-    for run in windows:
+    extractions = roots_named(stub, "amem4rec_extract")  # the shared extraction, asked once per window
+    extracted = {e["extra"]["metadata"]["window"] for e in extractions}
+    assert len(extractions) == len(extracted)
+    assert extracted == {w["extra"]["metadata"]["window"] for w in windows}
+    for run in [*windows, *extractions]:
         assert set(run["tags"]) == {"method:amem4rec", "phase:training", *TAGS}
     assert sorted(r["extra"]["metadata"]["user_id"] for r in roots_named(stub, "amem4rec")) == sorted(users)

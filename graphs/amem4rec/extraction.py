@@ -32,6 +32,10 @@ STAGE_KNOBS = ("amem4rec_window", "amem4rec_memory_chars")
 """The pool knobs (of `state.amem4rec.context.POOL_CONFIG_FIELDS`) an extraction depends on."""
 
 
+EXTRACTION_RUN = "amem4rec_extract"
+"""The root run of one window's shared extraction (its tags and metadata are the window's)."""
+
+
 def stage_key(context: Amem4RecContext, protocol: dict[str, Any], users: list[str]) -> dict[str, Any]:
     """What a bench run's extraction stage is keyed by: the extraction knobs, the protocol (dataset,
     scenario, seed, users, llm: the world the windows come from), the users trained on, the window
@@ -69,7 +73,9 @@ def extract_windows(
 
         async def ask(job: tuple[WindowRef, Any, str]) -> tuple[WindowRef, str, dict[str, Any]]:
             ref, call, request = job
-            result = await arun_agent(call.task, context, trace(ref) if trace else None)
+            # its own root run, not a second one of the window's training
+            config = {**trace(ref), "run_name": EXTRACTION_RUN} if trace else None
+            result = await arun_agent(call.task, context, config)
             return ref, request, call.finish(result)
 
         def keep(done: tuple[WindowRef, str, dict[str, Any]]) -> None:
