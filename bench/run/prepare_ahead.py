@@ -142,17 +142,21 @@ class PrepareAhead:
 
     def close(self) -> None:
         """Stop the processes: steps not started are dropped, running ones are terminated (each
-        step's files are written whole or not at all, and a rerun resumes them)."""
-        self._closed.set()
+        step's files are written whole or not at all, and a rerun resumes them). Idle processes
+        exit on their own: killing one that holds the pool's queue lock would leak it."""
         for future in self.futures.values():
             future.cancel()
-        for pid in self._pids:
-            try:
-                os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:
-                continue
+        if any(not future.done() for future in self.futures.values()):
+            for pid in self._pids:
+                try:
+                    os.kill(pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    continue
         self._pool.shutdown(wait=True, cancel_futures=True)
-        self._relay.cancel_join_thread()
+        self._closed.set()
+        self._listener.join()
+        self._relay.close()
+        self._relay.join_thread()
 
     def _listen(self) -> None:
         """Pass the steps' progress rows on to `phases` until the run is over."""
