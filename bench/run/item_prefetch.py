@@ -26,10 +26,16 @@ def case_item_rows(env: Environment, cases: Sequence[EvalCase], scenario: str) -
     )
 
 
+def embed_case_items(env: Environment, cases: Sequence[EvalCase], scenario: str) -> None:
+    """Embed every item of the cases' visible histories and candidate lists (rows already cached
+    are skipped by `ItemVectors.ensure`)."""
+    env.item_vectors().ensure(case_item_rows(env, cases, scenario))
+
+
 def prefetch_item_vectors(method: str, env: Environment, cases: Sequence[EvalCase], scenario: str) -> bool:
     """Embed the item vectors `cases` will read when `method` declares it reads them; returns whether
-    it did (rows already cached are skipped by `ItemVectors.ensure`)."""
+    it did."""
     if not METHODS[method].item_vectors:
         return False
-    env.item_vectors().ensure(case_item_rows(env, cases, scenario))
+    embed_case_items(env, cases, scenario)
     return True

@@ -61,6 +61,9 @@ class PrepareAhead:
     """Where the steps' progress rows go (their own open labels, ended when a step is over)."""
     futures: dict[str, Future] = field(default_factory=dict)
     """Method -> its step's future, once started."""
+    waited: dict[str, float] = field(default_factory=dict)
+    """Method -> seconds the parent waited, with nothing ready to rank, before it took this one
+    (written by `ranking_order`)."""
 
     def __post_init__(self) -> None:
         """Start the processes and the steps that wait for nothing."""
@@ -126,10 +129,10 @@ class PrepareAhead:
         (a user's ranking depends on the seed and the user only, never on the order of methods)."""
         waiting = list(methods)
         while waiting:
-            ready = next((m for m in waiting if self._ready(m)), None)
-            if ready is None:
+            since = time.perf_counter()
+            while (ready := next((m for m in waiting if self._ready(m)), None)) is None:
                 time.sleep(0.1)
-                continue
+            self.waited[ready] = time.perf_counter() - since
             waiting.remove(ready)
             yield ready
 

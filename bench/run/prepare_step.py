@@ -87,11 +87,10 @@ def relay_row(method: str) -> Callable[[str, int, int], None]:
 
 def _embed_items(step: PrepareStep) -> Prepared:
     """The `ITEM_VECTORS` step: every evaluated user's visible history and candidates embedded."""
-    from bench.run.item_prefetch import case_item_rows
+    from bench.run.item_prefetch import embed_case_items
     from world.environment import get_environment
 
-    env = get_environment(step.context.dataset)
-    env.item_vectors().ensure(case_item_rows(env, step.cases, step.protocol.scenario))
+    embed_case_items(get_environment(step.context.dataset), step.cases, step.protocol.scenario)
     return Prepared(step.context)
 
 

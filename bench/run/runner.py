@@ -153,7 +153,7 @@ def _run_methods(
             work.update((label.removeprefix(f"{method} · "), s) for label, s in hook_clock.seconds().items())
             setup["one_time_work"] = work
         else:
-            setup = {**ahead_setup(step), "waited": prepare_seconds}
+            setup = {**ahead_setup(step), "waited": ahead.waited[method]}  # type: ignore[union-attr]
         setup["to_first_user"] = first[0] if first else None
         results[method]["setup_seconds"] = setup
     return results

@@ -103,6 +103,7 @@ def test_steps_ahead_rank_as_the_steps_in_order(
         assert _untimed(ahead[method], same, "2") == _untimed(serial[method], same, "1"), method
     memrec = ahead["memrec"]["setup_seconds"]
     assert memrec["prepared"] == "ahead" and memrec["prepare_cpu"] > 0.0 and memrec["process_peak_rss_mb"] > 0
+    assert all(ahead[m]["setup_seconds"]["waited"] >= 0.0 for m in run if m != "popularity")
     assert "Stage W" in memrec["one_time_work"]  # the step's own phases, named without the prefix
     assert ahead["popularity"]["setup_seconds"]["prepared"] == "in order"
     assert serial["memrec"]["setup_seconds"]["prepared"] == "in order"
