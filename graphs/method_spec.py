@@ -32,6 +32,7 @@ Hook = Callable[..., Any] | str
 
 HOOK_FIELDS = (
     "prepare",
+    "prepare_ahead",
     "remote_prepare",
     "preload",
     "perf_prepare",
@@ -170,6 +171,13 @@ class MethodSpec:
     planner's trajectories) name one family, and `recgraph bench --workers N` runs a family's steps
     one after another (bench/run/prepare_plan.py); empty: the family of every method with the same
     `prepare` hook."""
+    prepare_ahead: Hook = ""
+    """(PrepareRequest) -> Prepared: the part of `prepare` that reads no other method's files (the
+    learned router's planner training runs in a training world of its own), which `recgraph bench
+    --workers N` runs as a step of its own from the start, beside the steps `prepare` waits for;
+    `prepare` then finds what it made. The methods sharing this hook share its first step's files
+    (the planners' trajectories): the first of them in the run goes first, the others then run side
+    by side (bench/run/prepare_plan.py). Empty: none."""
     preload: Hook = ""
     """(context) -> None: heavy one-time loading (a model, dataset-wide arrays), started by bench in a
     background thread when the run starts and awaited before `prepare` (bench/run/preload.py)."""

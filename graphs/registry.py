@@ -116,7 +116,8 @@ def method_context(name: str, context: Context | None) -> Context:
 def hook(
     name: str,
     which: Literal[
-        "prepare", "preload", "perf_prepare", "perf_extras", "record_extras", "llm_calls", "training_calls"
+        "prepare", "prepare_ahead", "preload", "perf_prepare", "perf_extras", "record_extras", "llm_calls",
+        "training_calls",
     ],
 ) -> Callable[..., Any] | None:
     """Method `name`'s lifecycle hook, or None when it declares none."""

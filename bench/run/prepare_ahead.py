@@ -13,6 +13,11 @@ method's, with two exceptions the plan below keeps:
   methods own (MemRec's memory, AMEM4Rec's pool, the trained baselines): a router step waits for
   the steps of the prerequisites the run also benches, and then only reads their files.
 
+What reads no other step's files is split off: a method's `prepare_ahead` hook (the learned
+routers' planner training, in a training world of their own) is a step of its own that starts with
+the run; the method's step waits for it and finds its checkpoint. The learned routers share their
+trajectories, so the first one's ahead step goes first and the others then run side by side.
+
 Each step runs the same code, single-threaded as in the parent, so the weights, pools and
 memories are the ones a `--workers 1` run makes (tests/bench/run/test_prepare_ahead.py). A step
 sends its progress rows to the parent, which shows them beside the ranking; its result (the
@@ -40,13 +45,18 @@ from dataclasses import dataclass, field
 from multiprocessing.queues import Queue
 
 from bench.protocol.spec import EvalCase, Protocol
-from bench.run.prepare_plan import ITEM_VECTORS, PrepareStep, plan_steps
+from bench.run.prepare_plan import ITEM_VECTORS, PrepareStep, ahead_name, plan_steps
 from bench.run.prepare_step import StepResult, run_step, start_process
 from bench.run.workers import llm_cache_path
 from graphs.registry import METHODS
 from state.context import Context
 from world.progress import OpenPhases
 from world.results_log import ResultsLog
+
+RETIRE_RSS_MB = 900.0
+"""A step process still holding more than this after its step (and `release_memory`) is replaced
+by a fresh one: what a heavy step leaves behind (torch's allocator, a training world's caches)
+would otherwise add to the next step's peak, and one process's peak is the run's."""
 
 
 @dataclass
@@ -67,19 +77,36 @@ class PrepareAhead:
 
     def __post_init__(self) -> None:
         """Start the processes and the steps that wait for nothing."""
-        spawn = multiprocessing.get_context("spawn")
-        self._relay: Queue = spawn.Queue()
+        self._spawn = multiprocessing.get_context("spawn")
+        self._relay: Queue = self._spawn.Queue()
         self._lock = threading.RLock()  # a done callback may run inside `_start_ready`
         self._pids: list[int] = []
-        self._pool = ProcessPoolExecutor(
-            self.workers,
-            mp_context=spawn,
-            initializer=start_process,
-            initargs=(self._relay, os.getpid(), llm_cache_path()),
-        )
-        self._closed = threading.Event()
+        self._slots = [self._new_process() for _ in range(self.workers)]
+        self._busy: dict[int, str] = {}  # slot -> the step running there
+        self._retired: list[ProcessPoolExecutor] = []
+        self._closed = threading.Event()  # set by `close`: no step starts after it
+        self._stopped = threading.Event()  # set once every process is gone: the listener ends
         self._listener = threading.Thread(target=self._listen, name="prepare-ahead-rows", daemon=True)
         self._listener.start()
+        self._start_ready()
+
+    def _new_process(self) -> ProcessPoolExecutor:
+        """One step process (a pool of one: it runs steps one after another until retired)."""
+        return ProcessPoolExecutor(
+            1, mp_context=self._spawn, initializer=start_process,
+            initargs=(self._relay, os.getpid(), llm_cache_path()),
+        )  # fmt: skip
+
+    def _step_done(self, slot: int, future: Future) -> None:
+        """Free `slot`, retiring its process when the step left it holding more than
+        `RETIRE_RSS_MB` (or broken), then start what became ready."""
+        with self._lock:
+            del self._busy[slot]
+            failed = future.cancelled() or future.exception() is not None
+            if not self._closed.is_set() and (failed or future.result().process_rss_mb > RETIRE_RSS_MB):
+                self._retired.append(self._slots[slot])
+                self._retired[-1].shutdown(wait=False)
+                self._slots[slot] = self._new_process()
         self._start_ready()
 
     def _start_ready(self) -> None:
@@ -88,25 +115,28 @@ class PrepareAhead:
         others; a step whose dependency failed fails with it."""
         with self._lock:
             for step in sorted(self.steps.values(), key=lambda s: (-s.waiting, s.order)):
-                running = sum(not f.done() for f in self.futures.values())
-                if running >= self.workers:
+                if len(self._busy) >= self.workers or self._closed.is_set():
                     return
-                if step.method in self.futures or any(d not in self.futures for d in step.after):
+                if step.name in self.futures or any(d not in self.futures for d in step.after):
                     continue
                 befores = [self.futures[d] for d in step.after]
                 if not all(f.done() for f in befores):
                     continue
                 failed = next((f for f in befores if f.cancelled() or f.exception() is not None), None)
                 if failed is not None:
-                    self.futures[step.method] = failed
+                    self.futures[step.name] = failed
                     continue
+                slot = next(i for i in range(self.workers) if i not in self._busy)
                 try:
-                    future = self._pool.submit(run_step, step)
+                    future = self._slots[slot].submit(run_step, step)
                 except RuntimeError as error:  # the pool broke (a process was killed): no step runs
                     future = Future()
                     future.set_exception(error)
-                self.futures[step.method] = future
-                future.add_done_callback(lambda _: self._start_ready())
+                    self.futures[step.name] = future
+                    continue
+                self._busy[slot] = step.name
+                self.futures[step.name] = future
+                future.add_done_callback(lambda done, slot=slot: self._step_done(slot, done))
 
     def result(self, method: str) -> StepResult | None:
         """`method`'s step result, waiting for it (None: the method has no step ahead, and is
@@ -119,7 +149,9 @@ class PrepareAhead:
         while method not in self.futures:  # its dependencies are still running
             time.sleep(0.05)
         try:
-            return self.futures[method].result()
+            result = self.futures[method].result()
+            ahead = self.futures.get(ahead_name(method))
+            return result.after(ahead.result()) if ahead is not None else result
         finally:
             self._end_rows(method)
 
@@ -147,6 +179,7 @@ class PrepareAhead:
         """Stop the processes: steps not started are dropped, running ones are terminated (each
         step's files are written whole or not at all, and a rerun resumes them). Idle processes
         exit on their own: killing one that holds the pool's queue lock would leak it."""
+        self._closed.set()  # no step starts from here on
         for future in self.futures.values():
             future.cancel()
         if any(not future.done() for future in self.futures.values()):
@@ -155,15 +188,18 @@ class PrepareAhead:
                     os.kill(pid, signal.SIGTERM)
                 except ProcessLookupError:
                     continue
-        self._pool.shutdown(wait=True, cancel_futures=True)
-        self._closed.set()
+        with self._lock:
+            processes = [*self._slots, *self._retired]
+        for process in processes:
+            process.shutdown(wait=True, cancel_futures=True)
+        self._stopped.set()
         self._listener.join()
         self._relay.close()
         self._relay.join_thread()
 
     def _listen(self) -> None:
         """Pass the steps' progress rows on to `phases` until the run is over."""
-        while not self._closed.is_set():
+        while not self._stopped.is_set():
             try:
                 kind, payload = self._relay.get(timeout=0.2)
             except queue.Empty:

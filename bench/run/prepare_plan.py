@@ -1,6 +1,7 @@
 """Which prepare steps a `recgraph bench --workers N` run starts ahead (bench/run/prepare_ahead.py),
-and what each waits for: the earlier steps of its prepare family, and for a router variant the
-steps of its prerequisites that the run also benches."""
+and what each waits for: the earlier steps of its prepare family, for a router variant the steps of
+its prerequisites that the run also benches, and its own `prepare_ahead` step (the learned planners'
+training), which waits for none of those."""
 
 from __future__ import annotations
 
@@ -16,6 +17,9 @@ ITEM_VECTORS = "item vectors"
 """The step embedding the run's item vectors once (every evaluated user's visible history and
 candidates, as the first method reading them would), which the steps of methods that read them
 wait for: two processes embedding the same rows at once would each do all of the work."""
+AHEAD = " (ahead)"
+"""Appended to a method's name for its `prepare_ahead` step."""
+
 
 @dataclass(frozen=True)
 class PrepareStep:
@@ -41,6 +45,18 @@ class PrepareStep:
     """How many steps wait for this one, directly or not (started first when larger)."""
     order: int = 0
     """The method's place in the run (the tie-break)."""
+    hook: str = ""
+    """The `prepare_ahead` hook this step runs instead of the method's preparation (empty: that)."""
+
+    @property
+    def name(self) -> str:
+        """The step's name in the plan: the method's, with `AHEAD` for its `prepare_ahead` step."""
+        return ahead_name(self.method) if self.hook else self.method
+
+
+def ahead_name(method: str) -> str:
+    """The name of `method`'s `prepare_ahead` step."""
+    return method + AHEAD
 
 
 def prepare_family(method: str) -> str:
@@ -60,15 +76,23 @@ def prerequisite_methods(method: str, context: Context) -> list[str]:
 
 
 def dependencies(methods: Sequence[str], contexts: Callable[[str], Context]) -> dict[str, tuple[str, ...]]:
-    """Method -> the methods (of `methods`, with a prepare hook) its step waits for: its family's
-    step before it, and a router variant's prerequisites wherever they are in the run."""
+    """Step -> the steps it waits for. A method's step (for each of `methods` with a prepare hook)
+    waits for its family's step before it, a router variant's for its prerequisites wherever they
+    are in the run, and a method with a `prepare_ahead` hook for that step. Those steps wait for
+    nothing but the first one of their hook in the run, which writes what they share."""
     stepped = [m for m in methods if METHODS[m].prepare]
     after: dict[str, tuple[str, ...]] = {}
     last: dict[str, str] = {}  # family -> its latest step so far
+    first_ahead: dict[str, str] = {}  # prepare_ahead hook -> its first step
     for method in stepped:
+        ahead = str(METHODS[method].prepare_ahead)
+        if ahead:
+            leader = first_ahead.setdefault(ahead, ahead_name(method))
+            after[ahead_name(method)] = (leader,) if leader != ahead_name(method) else ()
         family = prepare_family(method)
         wanted = [last[family]] if family in last else []
         wanted += [m for m in prerequisite_methods(method, contexts(method)) if m in stepped and m != method]
+        wanted += [ahead_name(method)] if ahead else []
         after[method] = tuple(dict.fromkeys(wanted))
         last[family] = method
     return after
@@ -99,16 +123,19 @@ def plan_steps(
     """Method -> its step, for every method of the run with a `prepare` hook, and the
     `ITEM_VECTORS` step when one of the run's methods reads item vectors."""
     after = dependencies(methods, contexts)
+    method_of = {name: name.removesuffix(AHEAD) for name in after}
     if after and any(METHODS[m].item_vectors for m in methods):
-        reads = {m: (*a, ITEM_VECTORS) if METHODS[m].item_vectors else a for m, a in after.items()}
+        reads = {s: (*a, ITEM_VECTORS) if METHODS[method_of[s]].item_vectors else a for s, a in after.items()}
         after = {ITEM_VECTORS: (), **reads}
     waiting = waiting_counts(after)
     steps = {}
-    for method in after:
+    for name in after:
+        method = method_of.get(name, ITEM_VECTORS)
         own = method != ITEM_VECTORS
-        steps[method] = PrepareStep(
+        hook = str(METHODS[method].prepare_ahead) if own and name != method else ""
+        steps[name] = PrepareStep(
             method, list(cases), protocol, log_path, ranked(method) if own else frozenset(), concurrency,
-            contexts(method if own else methods[0]), after[method], waiting[method],
-            methods.index(method) if own else -1,
+            contexts(method if own else methods[0]), after[name], waiting[name],
+            methods.index(method) if own else -1, hook,
         )  # fmt: skip
     return steps

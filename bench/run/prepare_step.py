@@ -12,7 +12,7 @@ import resource
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from multiprocessing.queues import Queue
 from pathlib import Path
 from typing import Any
@@ -54,6 +54,22 @@ class StepResult:
     """The CPU seconds its process spent on it (every thread)."""
     process_peak_rss_mb: float
     """The peak resident memory of its process so far (the process may have run earlier steps)."""
+    process_rss_mb: float = 0.0
+    """Its process's resident memory once the step was over and had given back what it freed."""
+
+    def after(self, ahead: StepResult) -> StepResult:
+        """This step's result with its method's `prepare_ahead` step's work added (that step ran
+        first): the method's one-time work is both, and the figures of what the ahead step made
+        (e.g. `planner_training`, not "reused") are its own."""
+        metrics = {**self.prepared.metrics, **ahead.prepared.metrics}
+        return replace(
+            self,
+            prepared=Prepared(self.prepared.context, metrics),
+            one_time_work={**ahead.one_time_work, **self.one_time_work},
+            wall_seconds=ahead.wall_seconds + self.wall_seconds,
+            cpu_seconds=ahead.cpu_seconds + self.cpu_seconds,
+            process_peak_rss_mb=max(ahead.process_peak_rss_mb, self.process_peak_rss_mb),
+        )
 
 
 def start_process(relay: Queue, parent_pid: int, llm_cache: str | None) -> None:
@@ -94,6 +110,25 @@ def _embed_items(step: PrepareStep) -> Prepared:
     return Prepared(step.context)
 
 
+def _run_ahead(step: PrepareStep, on_phase: Callable[[str, int, int], None]) -> Prepared:
+    """A `prepare_ahead` step: its hook told about the run as the method's `prepare` would be."""
+    from bench.run.invoke import prepare_request
+    from graphs.registry import method_context, resolve
+
+    log = RankedUsers(step.log_path, step.ranked)
+    context = method_context(step.method, step.context)
+    request = prepare_request(
+        step.method,
+        step.cases,
+        step.protocol,
+        log,
+        step.concurrency,
+        context,
+        on_phase,  # type: ignore[arg-type]
+    )
+    return resolve(step.hook)(request)
+
+
 def run_step(step: PrepareStep) -> StepResult:
     """Prepare `step.method` in this process as the parent would (bench/run/invoke.py
     `prepare_method`), timing it; its failure goes back to the parent whole or as one line."""
@@ -107,10 +142,18 @@ def run_step(step: PrepareStep) -> StepResult:
         with reporting(send):
             if step.method == ITEM_VECTORS:
                 prepared = _embed_items(step)
+            elif step.hook:
+                prepared = _run_ahead(step, hook_phases)
             else:
                 log = RankedUsers(step.log_path, step.ranked)
                 prepared = prepare_method(
-                    step.method, step.cases, step.protocol, log, step.concurrency, step.context, hook_phases  # type: ignore[arg-type]
+                    step.method,
+                    step.cases,
+                    step.protocol,
+                    log,
+                    step.concurrency,
+                    step.context,
+                    hook_phases,  # type: ignore[arg-type]
                 )
     except BaseException as error:
         raise portable(error) from None
@@ -122,7 +165,17 @@ def run_step(step: PrepareStep) -> StepResult:
     prefix = f"{step.method} · "
     work.update((label.removeprefix(prefix), s) for label, s in hook_clock.seconds().items())
     peak = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)  # kB on Linux
-    return StepResult(prepared, work, time.perf_counter() - started, time.process_time() - cpu, peak)
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    return StepResult(prepared, work, wall, cpu, peak, resident_mb())
+
+
+def resident_mb() -> float:
+    """This process's resident memory now, in MB (0 where /proc is not there)."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+    except OSError:
+        return 0.0
+    return round(pages * os.sysconf("SC_PAGE_SIZE") / 2**20, 1)
 
 
 def release_memory() -> None:
@@ -132,6 +185,7 @@ def release_memory() -> None:
     with contextlib.suppress(OSError, AttributeError):  # not glibc (musl, macOS): nothing to trim
         ctypes.CDLL("libc.so.6").malloc_trim(0)
 
+
 def ahead_setup(result: StepResult) -> dict[str, Any]:
     """The `setup_seconds` figures of a step prepared ahead (the parent adds what it waited)."""
     return {
@@ -140,4 +194,5 @@ def ahead_setup(result: StepResult) -> dict[str, Any]:
         "prepared": "ahead",
         "one_time_work": result.one_time_work,
         "process_peak_rss_mb": result.process_peak_rss_mb,
+        "process_rss_mb_after": result.process_rss_mb,
     }

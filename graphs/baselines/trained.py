@@ -16,6 +16,7 @@ from agents.baselines.fitted import (
     fallback_details,
     fitted_model,
     is_cold_user,
+    is_trained,
     make_scorer,
 )
 from graphs.baselines.classic import make_ranker_node
@@ -49,9 +50,13 @@ def train_for_bench(request: PrepareRequest) -> Prepared:
     assert isinstance(context, BaselinesContext)
     env = get_environment(context.dataset)
     name = request.method
+    trained_before = is_trained(env, context, name)
     model = fitted_model(env, context, name)
     cold = sum(is_cold_user(env, env.history(user, request.scenario)) for user in request.users)
-    return Prepared(context, {"training": dict(model.info), "cold_users": cold})
+    # `reused`: this call trained nothing, whether the model came from the disk or from this
+    # process (where its info still says how it was first made)
+    training = {**model.info, "reused": trained_before or bool(model.info.get("reused"))}
+    return Prepared(context, {"training": training, "cold_users": cold})
 
 
 builders: dict[str, StateGraph] = {name: build_trained(name) for name in TRAINED}

@@ -208,3 +208,10 @@ def train_for_bench(request: PrepareRequest, context: RouterContext) -> Prepared
         "masked_tools": trained.evaluation.get("masked_tools", {}),
     }
     return Prepared(replace(context, chainrec_checkpoint=str(trained.folder)), {"planner_training": summary})
+
+
+def train_ahead(request: PrepareRequest) -> Prepared:
+    """`prepare_ahead` hook of the learned routers: `train_for_bench` on the router's context before
+    its prerequisites are prepared. Nothing it keys or reads comes from them (`RUN_KNOBS` leave the
+    key, `training_context` drops the bench memory), so the full `prepare` finds the checkpoint."""
+    return train_for_bench(request, request.context)  # type: ignore[arg-type]

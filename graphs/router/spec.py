@@ -17,6 +17,9 @@ ALL_TOOLS = 16
 PREPARE = "graphs.router.prepare:prepare_for_bench"
 """Runs the method tools' prerequisites (MemRec's memory graph, AMEM4Rec's pool, the trained
 baselines' models, AgentCF's memories) before ranking."""
+PLANNER_AHEAD = "graphs.router.learned:train_ahead"
+"""The learned planners' training, which reads none of the prerequisites' files: a `--workers` run
+starts it beside them."""
 TRAINED_PLANNER = (
     "a learned planner checkpoint over the router's catalog (this method's bench prepare trains one: "
     "graphs/router/learned.py)"
@@ -67,7 +70,7 @@ def _learned(summary: str, **overrides: Any) -> MethodSpec:
     spec = _router(summary, chainrec_planner="learned", **overrides)
     learned = f"{ROUTER_LEARNS}; {PLANNER_TRAINING}"
     evidence = replace(spec.evidence, learns_from=learned) if spec.evidence else None
-    return replace(spec, trained_state=TRAINED_PLANNER, evidence=evidence)
+    return replace(spec, trained_state=TRAINED_PLANNER, evidence=evidence, prepare_ahead=PLANNER_AHEAD)
 
 
 METHODS: dict[str, MethodSpec] = {

@@ -26,12 +26,14 @@ from graphs.registry import get_graph
 from graphs.router.learned import MASKED, ensure_router_checkpoint, trajectory_config
 from graphs.router.prepare import prepare_for_bench
 from state.router.context import RouterContext
+from tests.baselines.test_trained import SMALL
 from world.environment import get_environment
 
 TINY = TrainConfig(hidden=8, sft_epochs=20, dpo_epochs=5, eval_every=10)
 CONTEXT = RouterContext(
-    dataset="ml-100k", chainrec_planner="learned", chainrec_train_tasks=3, chainrec_chain_cap=30
+    dataset="ml-100k", chainrec_planner="learned", chainrec_train_tasks=3, chainrec_chain_cap=30, **SMALL
 )
+"""Three training tasks; the training world's SASRec, GRU4Rec and LightGCN small (seconds to train)."""
 
 
 def train_in(root: Path):  # type: ignore[no-untyped-def]

@@ -17,11 +17,13 @@ from agents.chainrec.offline.policy_train import TrainConfig
 from agents.chainrec.online.policy import PolicyWeights
 from graphs.router.learned import ensure_router_checkpoint, trajectory_config
 from state.router.context import RouterContext
+from tests.baselines.test_trained import SMALL
 
 TINY = TrainConfig(hidden=8, sft_epochs=20, dpo_epochs=5, eval_every=10)
 CONTEXT = RouterContext(
-    dataset="ml-100k", chainrec_planner="learned", chainrec_train_tasks=3, chainrec_chain_cap=30
+    dataset="ml-100k", chainrec_planner="learned", chainrec_train_tasks=3, chainrec_chain_cap=30, **SMALL
 )
+"""Three training tasks; the training world's SASRec, GRU4Rec and LightGCN small (seconds to train)."""
 PROTOCOL = {"candidates": 6, "seed": 0}
 
 

@@ -18,6 +18,7 @@ checkpoint its protocol trained, so a run never depends on what else the cache h
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import threading
@@ -148,11 +149,16 @@ _found: dict[tuple[str, str, str, str], Path | None] = {}
 
 
 def mark_latest(root: Path, scenario: str, folder: Path, state: str = "memory") -> None:
-    """Record `folder` as the newest checkpoint of `scenario` on `state` (atomic replace)."""
-    latest = {**read_latest(root), latest_key(scenario, state): folder.name}
-    temporary = root / (LATEST + ".tmp")
-    temporary.write_text(json.dumps(latest, indent=1, sort_keys=True), encoding="utf-8")
-    os.replace(temporary, root / LATEST)
+    """Record `folder` as the newest checkpoint of `scenario` on `state` (atomic replace). Processes
+    recording at once (`bench --workers` trains planners side by side) take turns on a lock, so none
+    loses another's entry."""
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / (LATEST + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        latest = {**read_latest(root), latest_key(scenario, state): folder.name}
+        temporary = root / f"{LATEST}.{os.getpid()}.tmp"
+        temporary.write_text(json.dumps(latest, indent=1, sort_keys=True), encoding="utf-8")
+        os.replace(temporary, root / LATEST)
     _found.clear()
 
 

@@ -10,6 +10,8 @@ import pytest
 
 from bench.protocol.plan import plan_cases
 from bench.protocol.spec import Protocol
+from bench.run import prepare_ahead
+from bench.run.prepare_ahead import PrepareAhead
 from bench.run.prepare_plan import ITEM_VECTORS, dependencies, plan_steps, waiting_counts
 from bench.run.runner import run_benchmark
 from state.context import Context
@@ -32,6 +34,27 @@ def test_steps_wait_for_their_family_and_a_routers_prerequisites() -> None:
     # not memrec_no_write (the router reads memrec's memory), nor amem4rec/lightgcn (not in the run)
     assert after["router_fixed"] == ("memrec", "sasrec", "gru4rec", "agentcf")
     assert after["agentcf"] == ()
+
+
+def test_learned_planners_train_ahead_beside_the_prerequisites() -> None:
+    run = ["memrec", "router_learned", "router_learned_scenario", "router_learned_no_cost"]
+    after = dependencies(run, lambda method: Context(dataset="ml-100k"))
+    # the planner training waits for no prerequisite; the first one writes the shared trajectories,
+    # then the other two train side by side
+    assert after["router_learned (ahead)"] == ()
+    assert after["router_learned_scenario (ahead)"] == ("router_learned (ahead)",)
+    assert after["router_learned_no_cost (ahead)"] == ("router_learned (ahead)",)
+    # each method's own step: its family, its prerequisites, then its planner
+    assert after["router_learned"] == ("memrec", "router_learned (ahead)")
+    no_cost = ("router_learned_scenario", "memrec", "router_learned_no_cost (ahead)")
+    assert after["router_learned_no_cost"] == no_cost
+    steps = plan_steps(run, [], Protocol(dataset="ml-100k"), Path("results.jsonl"),
+                       lambda m: frozenset(), 2, lambda m: Context(dataset="ml-100k"))  # fmt: skip
+    ahead = steps["router_learned (ahead)"]
+    assert ahead.method == "router_learned" and ahead.name == "router_learned (ahead)" and ahead.hook
+    assert ahead.after == (ITEM_VECTORS,) and not steps["router_learned"].hook
+    # waited for by both other planners and all three methods' steps
+    assert ahead.waiting == 5
 
 
 def test_steps_reading_item_vectors_wait_for_them_to_be_embedded_once() -> None:
@@ -58,12 +81,13 @@ def _ranked(path: Path) -> dict[tuple[str, str], list[str]]:
 
 
 def _untimed(row: dict, keys: set[str], run: str) -> object:
-    """`row`'s `keys` without the figures that are measurements (seconds, resident MB), its run's
-    folders named alike."""
+    """`row`'s `keys` without the figures that are measurements (seconds, rates, resident MB, MemRec's
+    in-process clock and what its curation happened to read first), its run's folders named alike."""
 
     def strip(value: object) -> object:
         if isinstance(value, dict):
-            return {k: strip(v) for k, v in value.items() if "seconds" not in k and not k.endswith("_mb")}
+            timed = ("seconds", "_per_s", "_mb", "whole_run", "stage_w_user_memories_read")
+            return {k: strip(v) for k, v in value.items() if not any(t in k for t in timed)}
         return value
 
     text = json.dumps(strip({k: row[k] for k in keys}))
@@ -84,6 +108,13 @@ def test_steps_ahead_rank_as_the_steps_in_order(
     cases = plan_cases(get_environment(synth_spec), protocol)
     runs = {}
     run = ["popularity", "memrec", "memrec_no_write", "sasrec", "agentcf"]
+    run += ["router_learned", "router_learned_no_cost"]
+    # Every step process is retired after its step (as one holding too much memory would be), so
+    # each step runs in a fresh process: the rankings do not change
+    monkeypatch.setattr(prepare_ahead, "RETIRE_RSS_MB", -1.0)
+    started: list[int] = []
+    new_process = PrepareAhead._new_process
+    monkeypatch.setattr(PrepareAhead, "_new_process", lambda self: started.append(1) or new_process(self))
     for workers in (1, 2):
         monkeypatch.setenv("RECGRAPH_HOME", str(tmp_path / f"home{workers}"))  # nothing shared
         out = tmp_path / f"out{workers}"
@@ -108,3 +139,20 @@ def test_steps_ahead_rank_as_the_steps_in_order(
     assert ahead["popularity"]["setup_seconds"]["prepared"] == "in order"
     assert serial["memrec"]["setup_seconds"]["prepared"] == "in order"
     assert any(label == "memrec · Stage W" for label, _, _ in rows)  # the step's rows reached the parent
+    # 9 steps (the item vectors, 5 methods', 2 planners ahead): 2 processes, then one more after
+    # each step (the last one's may come after the run closed)
+    assert len(started) >= 2 + 8
+    # the learned routers' planners trained ahead, and their methods' steps found the checkpoints
+    # (one per cost weight, as in order) instead of training another
+    learned = ahead["router_learned"]["setup_seconds"]["one_time_work"]
+    assert "trajectories" in learned and "dpo" in learned
+    checkpoints = {
+        workers: sorted(
+            p.parent.name
+            for p in Path(results["router_learned"]["planner_training"]["checkpoint"]).parent.glob(
+                "*/config.json"
+            )
+        )
+        for workers, (results, _, _) in runs.items()
+    }
+    assert checkpoints[2] == checkpoints[1] and len(checkpoints[1]) == 2
