@@ -110,11 +110,12 @@ class PrepareAhead:
         self._start_ready()
 
     def _start_ready(self) -> None:
-        """Start ready steps (their dependencies finished) while fewer than `workers` run, the
-        most waited-for first, so a later-ready step that many wait for is not queued behind the
-        others; a step whose dependency failed fails with it."""
+        """Start ready steps (their dependencies finished) while fewer than `workers` run: the
+        `prepare_ahead` steps first (split off to start early: the learned planners' training is
+        the run's longest chain), then the most waited-for, so a later-ready step that many wait
+        for is not queued behind the others; a step whose dependency failed fails with it."""
         with self._lock:
-            for step in sorted(self.steps.values(), key=lambda s: (-s.waiting, s.order)):
+            for step in sorted(self.steps.values(), key=lambda s: (not s.hook, -s.waiting, s.order)):
                 if len(self._busy) >= self.workers or self._closed.is_set():
                     return
                 if step.name in self.futures or any(d not in self.futures for d in step.after):

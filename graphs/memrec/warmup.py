@@ -37,6 +37,8 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from agents.memrec.feature_index import feature_index
+from agents.memrec.read_ahead import PROGRESS_LABEL as READ_AHEAD
+from agents.memrec.read_ahead import read_ahead
 from agents.memrec.user_vectors import user_vectors
 from agents.memrec.write import write_job_id
 from agents.usage import summarise_usage
@@ -223,8 +225,9 @@ def with_stage_w(request: PrepareRequest) -> Prepared:
     `whole_run` figures (graphs/memrec/whole_run.py).
 
     MiniLM loads, and (with an LM_Mem to wait for) the memories the logged proposals will produce
-    are embedded, while the remaining proposals are asked (graphs/memrec/overlap.py); any other
-    changed memory is embedded when a ranking first reads it (agents/memrec/changed_vectors.py)."""
+    are embedded, while the remaining proposals are asked (graphs/memrec/overlap.py). The memories
+    the users' curations will read are then read ahead, once (agents/memrec/read_ahead.py); any
+    other changed memory is embedded when a ranking first reads it (agents/memrec/changed_vectors.py)."""
     started = time.perf_counter()
     ctx = memory_context(request.context, request.work_dir, request.method)
     env = get_environment(ctx.dataset)
@@ -285,4 +288,8 @@ def with_stage_w(request: PrepareRequest) -> Prepared:
             "seconds": round(vectors.seconds - seconds_before, 3),
             "changed_texts": index.changed_read - changed_before,
         }
+        pending = [user for user in users if user not in request.ranked]
+        ahead = f"{request.method} · {READ_AHEAD}"
+        reads = (lambda done, total: progress(ahead, done, total)) if progress else None
+        metrics["read_ahead"] = read_ahead(env, ctx, pending, request.scenario, reads)
     return Prepared(ctx, {"stage_w": warmup_usage(log, users), **metrics})
