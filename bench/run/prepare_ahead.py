@@ -83,6 +83,7 @@ class PrepareAhead:
         self._pids: list[int] = []
         self._slots = [self._new_process() for _ in range(self.workers)]
         self._busy: dict[int, str] = {}  # slot -> the step running there
+        self._used: set[int] = set()  # slots whose process has run a step
         self._retired: list[ProcessPoolExecutor] = []
         self._closed = threading.Event()  # set by `close`: no step starts after it
         self._stopped = threading.Event()  # set once every process is gone: the listener ends
@@ -99,15 +100,21 @@ class PrepareAhead:
 
     def _step_done(self, slot: int, future: Future) -> None:
         """Free `slot`, retiring its process when the step left it holding more than
-        `RETIRE_RSS_MB` (or broken), then start what became ready."""
+        `RETIRE_RSS_MB` (or broken), then start what became ready. (A `prepare_ahead` step also
+        starts in a fresh process: it is a training of its own, the heaviest of the run.)"""
         with self._lock:
             del self._busy[slot]
             failed = future.cancelled() or future.exception() is not None
             if not self._closed.is_set() and (failed or future.result().process_rss_mb > RETIRE_RSS_MB):
-                self._retired.append(self._slots[slot])
-                self._retired[-1].shutdown(wait=False)
-                self._slots[slot] = self._new_process()
+                self._retire(slot)
         self._start_ready()
+
+    def _retire(self, slot: int) -> None:
+        """Replace `slot`'s process by a fresh one (the old one exits once idle)."""
+        self._retired.append(self._slots[slot])
+        self._retired[-1].shutdown(wait=False)
+        self._slots[slot] = self._new_process()
+        self._used.discard(slot)
 
     def _start_ready(self) -> None:
         """Start ready steps (their dependencies finished) while fewer than `workers` run: the
@@ -128,6 +135,9 @@ class PrepareAhead:
                     self.futures[step.name] = failed
                     continue
                 slot = next(i for i in range(self.workers) if i not in self._busy)
+                if step.hook and slot in self._used:  # a heavy training of its own: a fresh process
+                    self._retire(slot)
+                self._used.add(slot)
                 try:
                     future = self._slots[slot].submit(run_step, step)
                 except RuntimeError as error:  # the pool broke (a process was killed): no step runs
