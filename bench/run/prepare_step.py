@@ -110,23 +110,16 @@ def _embed_items(step: PrepareStep) -> Prepared:
     return Prepared(step.context)
 
 
-def _run_ahead(step: PrepareStep, on_phase: Callable[[str, int, int], None]) -> Prepared:
-    """A `prepare_ahead` step: its hook told about the run as the method's `prepare` would be."""
+def _run_ahead(hook: str, method: str, *run: Any, on_phase: Callable[[str, int, int], None]) -> Prepared:
+    """A `prepare_ahead` step: `hook` told about the run (`run`: cases, protocol, log, concurrency,
+    context, as `prepare_method` gets them) as the method's `prepare` would be."""
     from bench.run.invoke import prepare_request
     from graphs.registry import method_context, resolve
 
-    log = RankedUsers(step.log_path, step.ranked)
-    context = method_context(step.method, step.context)
-    request = prepare_request(
-        step.method,
-        step.cases,
-        step.protocol,
-        log,
-        step.concurrency,
-        context,
-        on_phase,  # type: ignore[arg-type]
-    )
-    return resolve(step.hook)(request)
+    cases, protocol, log, concurrency, context = run
+    context = method_context(method, context)
+    request = prepare_request(method, cases, protocol, log, concurrency, context, on_phase)  # type: ignore[arg-type]
+    return resolve(hook)(request)
 
 
 def run_step(step: PrepareStep) -> StepResult:
@@ -142,19 +135,13 @@ def run_step(step: PrepareStep) -> StepResult:
         with reporting(send):
             if step.method == ITEM_VECTORS:
                 prepared = _embed_items(step)
-            elif step.hook:
-                prepared = _run_ahead(step, hook_phases)
             else:
                 log = RankedUsers(step.log_path, step.ranked)
-                prepared = prepare_method(
-                    step.method,
-                    step.cases,
-                    step.protocol,
-                    log,
-                    step.concurrency,
-                    step.context,
-                    hook_phases,  # type: ignore[arg-type]
-                )
+                run = (step.cases, step.protocol, log, step.concurrency, step.context)
+                if step.hook:
+                    prepared = _run_ahead(step.hook, step.method, *run, on_phase=hook_phases)
+                else:
+                    prepared = prepare_method(step.method, *run, hook_phases)  # type: ignore[arg-type]
     except BaseException as error:
         raise portable(error) from None
     finally:
