@@ -87,8 +87,8 @@ def records(out: Path) -> dict[tuple[str, str], dict[str, Any]]:
 def metrics(out: Path) -> dict[str, dict[str, Any]]:
     """metrics.json per method, without timings, servers and the names of where state lives."""
     found = json.loads((out / "metrics.json").read_text())["methods"]
-    # stage_w_user_memories_read counts the memory texts this process embedded: on a deployment
-    # the warm-up reads them on the server.
+    # stage_w_user_memories_read counts the memory texts this process embedded, and read_ahead
+    # what its prepare read for the rankings to find: on a deployment both happen on the server.
     dropped = (
         "seconds_per_user",
         "setup_seconds",
@@ -96,6 +96,7 @@ def metrics(out: Path) -> dict[str, dict[str, Any]]:
         "settings",
         "whole_run",
         "stage_w_user_memories_read",
+        "read_ahead",
     )
     for entry in found.values():
         for key in dropped:

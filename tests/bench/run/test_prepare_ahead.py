@@ -86,7 +86,7 @@ def _untimed(row: dict, keys: set[str], run: str) -> object:
 
     def strip(value: object) -> object:
         if isinstance(value, dict):
-            timed = ("seconds", "_per_s", "_mb", "whole_run", "stage_w_user_memories_read")
+            timed = ("seconds", "_per_s", "_mb", "whole_run", "stage_w_user_memories_read", "read_ahead")
             return {k: strip(v) for k, v in value.items() if not any(t in k for t in timed)}
         return value
 
