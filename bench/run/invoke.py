@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.runnables import Runnable, RunnableConfig
 
@@ -142,15 +142,17 @@ def prepare_method(
     concurrency: int,
     context: Context,
     on_phase: PhaseProgress | None = None,
+    which: Literal["prepare", "prepare_ahead"] = "prepare",
 ) -> Prepared:
     """The method's context for ranking: its overrides applied, the item vectors its users still to
     rank will read embedded (bench/run/item_prefetch.py), then its `prepare` hook (training or warm-up)
     run when it declares one; `on_phase` gets the hook's progress (an `OpenPhases` reporter's
-    `one_at_a_time()` ends each of its phases when the next starts)."""
+    `one_at_a_time()` ends each of its phases when the next starts). `which="prepare_ahead"` runs the
+    method's `prepare_ahead` hook instead (a step of its own under `bench --workers`)."""
     ctx = method_context(method, context)
     pending = [case for case in cases if case.user_id not in log.done(method)]
     prefetch_item_vectors(method, get_environment(ctx.dataset), pending, protocol.scenario)
-    prepare = hook(method, "prepare")
+    prepare = hook(method, which)
     if prepare is None:
         return Prepared(ctx)
     request = prepare_request(method, cases, protocol, log, concurrency, ctx, on_phase)

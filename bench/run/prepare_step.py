@@ -110,18 +110,6 @@ def _embed_items(step: PrepareStep) -> Prepared:
     return Prepared(step.context)
 
 
-def _run_ahead(hook: str, method: str, *run: Any, on_phase: Callable[[str, int, int], None]) -> Prepared:
-    """A `prepare_ahead` step: `hook` told about the run (`run`: cases, protocol, log, concurrency,
-    context, as `prepare_method` gets them) as the method's `prepare` would be."""
-    from bench.run.invoke import prepare_request
-    from graphs.registry import method_context, resolve
-
-    cases, protocol, log, concurrency, context = run
-    context = method_context(method, context)
-    request = prepare_request(method, cases, protocol, log, concurrency, context, on_phase)  # type: ignore[arg-type]
-    return resolve(hook)(request)
-
-
 def run_step(step: PrepareStep) -> StepResult:
     """Prepare `step.method` in this process as the parent would (bench/run/invoke.py
     `prepare_method`), timing it; its failure goes back to the parent whole or as one line."""
@@ -137,11 +125,11 @@ def run_step(step: PrepareStep) -> StepResult:
                 prepared = _embed_items(step)
             else:
                 log = RankedUsers(step.log_path, step.ranked)
-                run = (step.cases, step.protocol, log, step.concurrency, step.context)
-                if step.hook:
-                    prepared = _run_ahead(step.hook, step.method, *run, on_phase=hook_phases)
-                else:
-                    prepared = prepare_method(step.method, *run, hook_phases)  # type: ignore[arg-type]
+                which = "prepare_ahead" if step.hook else "prepare"
+                prepared = prepare_method(
+                    step.method, step.cases, step.protocol, log, step.concurrency, step.context,  # type: ignore[arg-type]
+                    hook_phases, which,
+                )  # fmt: skip
     except BaseException as error:
         raise portable(error) from None
     finally:
