@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langgraph_sdk._async import http as langgraph_sdk_http
 
 from graphs.method_spec import remote_name
 from graphs.registry import studio_examples
@@ -203,8 +204,15 @@ def test_a_method_that_prepares_local_state_is_refused(
 
 
 def test_a_replica_killed_mid_run_loses_and_doubles_nothing(
-    server: DevServer, dataset: str, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+    server: DevServer,
+    dataset: str,
+    tmp_path_factory: pytest.TempPathFactory,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # The SDK waits out a cut-off run for a restart (1 + 2 + 4 + 5 + 5 s before it gives up); a
+    # killed dev server never comes back, so the test does not sit through that backoff.
+    monkeypatch.setattr(langgraph_sdk_http, "_reconnect_delay", lambda attempt, base, cap: 0.05)
     slow = ("--llm", "sim", "--sim-latency", "0.3", "--users", "12")
     with dev_server(tmp_path_factory, dataset, "langgraph-dev-server-runs-b") as other:
         out = tmp_path / "there"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -119,10 +120,15 @@ def test_a_hostile_caller_changes_nothing(server: DevServer) -> None:
     assert rank(server, "amem4rec_train", {"user_id": "1", "start": 0}, SERVICE)[0] == 200
     before = state_of(server)
     outcomes: Counter[tuple[str, int]] = Counter()
-    for what, request, expected in hostile_requests(server):
-        status, answer = send(
-            server, "/runs/wait", request.get("body"), request["key"], raw=request.get("raw")
-        )
+    requests = hostile_requests(server)
+
+    def answer_to(request: dict[str, Any]) -> tuple[int, Any]:
+        return send(server, "/runs/wait", request.get("body"), request["key"], raw=request.get("raw"))
+
+    # eight at a time, as a caller hammering the server would (the server's run workers interleave them)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        answers = list(pool.map(answer_to, [request for _, request, _ in requests]))
+    for (what, _, expected), (status, answer) in zip(requests, answers, strict=True):
         assert status == expected, (what, status, answer)
         if what == "service, unknown user":
             assert answer["__error__"]["error"] == "InvalidRecInput"

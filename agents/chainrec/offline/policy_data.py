@@ -210,8 +210,11 @@ class StateTable:
 
 
 def warm_embeddings(rows: Sequence[dict[str, Any]]) -> None:
-    """Embed every tool output line of `rows` in one batch (later look-ups are cached)."""
-    embed_lines([memory_line(entry) for row in rows for entry in row["tool_outputs"].values()])
+    """Embed every tool output line of `rows` in one batch (later look-ups are cached); the batch
+    is shared across processes, so the learned routers that train on router_learned's trajectories
+    in processes of their own find its vectors instead of encoding them again."""
+    lines = [memory_line(entry) for row in rows for entry in row["tool_outputs"].values()]
+    embed_lines(lines, shared=True)
 
 
 def preference_pairs(

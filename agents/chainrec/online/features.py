@@ -31,6 +31,7 @@ from agents.chainrec.online.catalog import EVIDENCE_TOOLS
 from tools.chainrec.episode_tools import EpisodeScope
 from world.embeddings import EMBEDDING_DIM, embed_texts
 from world.scenarios import SCENARIOS
+from world.vector_memo import embed_batch
 
 DOMAIN_FLAGS = ("ratings", "reviews", "categories", "timestamps", "authors", "locations")
 """The dataset fields the domain flags report, in vector order."""
@@ -135,13 +136,16 @@ def missing_lines(memory: Sequence[Mapping[str, Any]]) -> list[str]:
         return [line for line in map(memory_line, memory) if line not in _cache]
 
 
-def embed_lines(lines: Sequence[str]) -> dict[str, np.ndarray]:
-    """MiniLM embeddings of `lines`, cached for the process (blocking on a miss: run off the loop)."""
+def embed_lines(lines: Sequence[str], shared: bool = False) -> dict[str, np.ndarray]:
+    """MiniLM embeddings of `lines`, cached for the process (blocking on a miss: run off the loop).
+    With `shared`, the lines not cached are one batch looked up in (and added to) the store every
+    process shares (world/vector_memo.embed_batch): a fresh process that warms the same rows as an
+    earlier one finds their vectors, bit for bit those it would have computed."""
     with _cache_lock:
         found = {line: _cache[line] for line in lines if line in _cache}
     todo = list(dict.fromkeys(line for line in lines if line not in found))
     if todo:
-        vectors = embed_texts(todo)
+        vectors = embed_batch(todo) if shared else embed_texts(todo)
         found.update(zip(todo, vectors, strict=True))
         with _cache_lock:
             _cache.update(zip(todo, vectors, strict=True))

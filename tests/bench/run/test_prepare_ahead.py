@@ -4,6 +4,7 @@ waits where steps share files, and the run ranks exactly as with every step in o
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,8 @@ from bench.run.prepare_ahead import PrepareAhead
 from bench.run.prepare_plan import ITEM_VECTORS, dependencies, plan_steps, waiting_counts
 from bench.run.runner import run_benchmark
 from state.context import Context
+from state.router.context import RouterContext
+from tests.baselines.test_trained import SMALL
 from world.environment import get_environment
 from world.results_log import ResultsLog
 from world.synth import SynthSpec, generate
@@ -94,6 +97,10 @@ def _untimed(row: dict, keys: set[str], run: str) -> object:
     return json.loads(text.replace(f"out{run}", "out").replace(f"home{run}", "home"))
 
 
+SMALL_RUN = RouterContext(chainrec_train_tasks=3, chainrec_chain_cap=30, **SMALL)
+"""The run's knobs: every trained model small (seconds to train), the planner on three tasks."""
+
+
 @pytest.fixture(scope="module")
 def synth_spec(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A small title-only, order-only catalog."""
@@ -122,7 +129,7 @@ def test_steps_ahead_rank_as_the_steps_in_order(
         log = ResultsLog(out / "results.jsonl", protocol.as_dict())
         rows: list[tuple[str, int, int]] = []  # (label, done, total) of every progress row
         results = run_benchmark(
-            run, cases, protocol, log, 2, Context(dataset=synth_spec), None,
+            run, cases, protocol, log, 2, replace(SMALL_RUN, dataset=synth_spec), None,
             lambda *row, rows=rows: rows.append(row), workers=workers,
         )  # fmt: skip
         runs[workers] = (results, _ranked(log.path), rows)
