@@ -29,6 +29,7 @@ def _memrec(summary: str, **overrides: Any) -> MethodSpec:
         prepare="graphs.memrec.warmup:with_stage_w",
         remote_prepare="graphs.memrec.remote_warmup:with_stage_w_remote",
         preload="graphs.memrec.preload:preload",
+        perf_prepare="graphs.memrec.perf:read_ahead_for_perf",
         perf_extras="graphs.memrec.perf:memrec_extras",
         record_extras="graphs.memrec.whole_run:ranked",
         cli="recgraph.memrec.command:register",

@@ -192,6 +192,8 @@ def test_perf_reports_memrec_depth_curation_latency_and_stage_tokens(tmp_path: P
     # Stage W is off the recommendation path: synthesise -> rerank only.
     assert row["critical_path_depth"] == 2 and row["llm_calls_per_user"] == 2
     assert 0 < row["curation_ms_p50"] <= row["curation_ms_p95"]
+    # the perf users' reads were read ahead before the warm-up pass, as bench's prepare step does
+    assert row["read_ahead"]["users"] == 6 and row["read_ahead"]["seconds"] >= 0
     stages = row["tokens_per_user_by_stage"]
     assert set(stages) == {"synthesise", "rerank", "stage_w_synthesise", "propagate"}
     assert all(stage["input"] > 0 and stage["output"] > 0 for stage in stages.values())
