@@ -73,6 +73,24 @@ def test_rows_are_embedded_on_first_use_and_reused_from_disk(
     assert len(embedder.calls) == 6
 
 
+def test_rows_another_process_wrote_after_this_one_opened_the_cache_are_not_embedded_again(
+    catalog: tuple[Environment, CountingEmbedder],
+) -> None:
+    env, embedder = catalog
+    parent = ItemVectors(env.dataset, env.item_ids)  # opened before any row is on disk
+    step = ItemVectors(env.dataset, env.item_ids)  # the item-vector step's process
+    some = step[[2, 5]]
+    assert parent.cached() == 0 and len(embedder.calls) == 1
+    assert np.array_equal(parent[[5, 2]], some[[1, 0]])  # read from the shared file
+    assert len(embedder.calls) == 1
+    parent[[2, 7]]  # only row 7 is new
+    assert embedder.calls[1:] == [[step.texts[7]]]
+    matrix = np.asarray(step)  # the step completes the catalog and renames the file into place
+    calls = len(embedder.calls)
+    assert np.array_equal(np.asarray(parent), matrix) and len(embedder.calls) == calls
+    assert parent.cached() == len(env.item_ids)
+
+
 def test_other_texts_get_other_vectors(catalog: tuple[Environment, CountingEmbedder]) -> None:
     env, _ = catalog
     first = ItemVectors(env.dataset, env.item_ids)

@@ -127,6 +127,11 @@ class ItemVectors:
             if mask is None:
                 return
             missing = np.unique(rows[~mask[rows]])
+            if len(missing):  # another process may have put them on disk since this one looked
+                mask = self._take_up_disk(mask)
+                if mask is None:
+                    return
+                missing = np.unique(rows[~mask[rows]])
             if not len(missing):
                 return
             # The row's total is what this call embeds (rows already on disk and the ones asked
@@ -146,6 +151,23 @@ class ItemVectors:
                     self._partial.replace(self.path)
                 self._mask_path.unlink(missing_ok=True)
                 self._mask = None
+
+
+    def _take_up_disk(self, mask: np.ndarray) -> np.ndarray | None:
+        """Take up the rows other processes wrote since this object read the cache (`bench --workers`
+        embeds the run's rows in a step process of its own while the parent already holds the
+        catalog's vectors): the complete file when one was renamed into place (returns None), else
+        the rows the mask file marks, added to this object's `mask`. Called under the lock."""
+        if self.path.is_file():
+            complete = np.load(self.path, mmap_mode="r")
+            if complete.shape == self.shape:
+                self._data, self._mask = complete, None
+                return None
+        on_disk = np.load(self._mask_path) if self._mask_path.is_file() else None
+        if on_disk is not None and on_disk.shape == mask.shape and (on_disk & ~mask).any():
+            # the same partial file, mapped shared: the other process's rows are in this mapping
+            self._mask = mask | on_disk
+        return self._mask
 
 
 def item_embeddings(dataset: Dataset, item_ids: Sequence[str]) -> np.ndarray:
