@@ -17,6 +17,7 @@ once per process.
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import math
 import os
@@ -118,7 +119,7 @@ def load_llama(n_ctx: int = N_CTX) -> Any:
     except ImportError:
         raise RecgraphError("the local backend needs llama-cpp-python: pip install -e '.[local]'") from None
     threads = current_threads()
-    return Llama(
+    llama = Llama(
         model_path=str(smollm2_path()),
         n_ctx=n_ctx,
         n_threads=threads.generation,
@@ -126,6 +127,10 @@ def load_llama(n_ctx: int = N_CTX) -> Any:
         seed=0,
         verbose=False,
     )
+    # Freed while the interpreter still works: left to __del__ at exit, llama-cpp-python's free
+    # functions may already be gone, and it prints a TypeError traceback on every exit.
+    atexit.register(llama.close)
+    return llama
 
 
 class LocalChatModel(BaseChatModel):
