@@ -59,10 +59,16 @@ def test_usable_cores_follow_affinity_and_quota(tmp_path: Path, monkeypatch: pyt
 def test_the_model_is_loaded_once_with_the_threads(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     made: list[dict[str, Any]] = []
 
+    closers: list[Any] = []
+
     class Llama:
         def __init__(self, **kwargs: Any) -> None:
             made.append(kwargs)
 
+        def close(self) -> None:
+            """llama-cpp-python's model frees itself here (registered to run at exit)."""
+
+    monkeypatch.setattr(local_llm.atexit, "register", closers.append)
     monkeypatch.setitem(sys.modules, "llama_cpp", types.SimpleNamespace(Llama=Llama))
     monkeypatch.setattr(local_llm, "smollm2_path", lambda: tmp_path / "model.gguf")
     monkeypatch.setenv(THREADS_ENV, "1,2")
@@ -72,5 +78,6 @@ def test_the_model_is_loaded_once_with_the_threads(monkeypatch: pytest.MonkeyPat
     finally:
         local_llm.load_llama.cache_clear()
     assert first is second and len(made) == 1
+    assert closers == [first.close]  # closed at exit while the interpreter still works, once
     assert made[0]["n_threads"] == 1 and made[0]["n_threads_batch"] == 2
     assert made[0]["n_ctx"] == local_llm.N_CTX
