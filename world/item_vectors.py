@@ -70,12 +70,18 @@ class ItemVectors:
         self._mask_path = folder / f"{stem}.mask.npy"
         self._lock = threading.Lock()
         self._mask: np.ndarray | None = None
-        if self.path.is_file():
-            complete = np.load(self.path, mmap_mode="r")
-            if complete.shape == self.shape:
-                self._data: np.ndarray = complete
-                return
+        complete = self._complete_file()
+        if complete is not None:
+            self._data: np.ndarray = complete
+            return
         self._open_partial()
+
+    def _complete_file(self) -> np.ndarray | None:
+        """The complete cache, memory-mapped, when it is on disk with this catalog's shape."""
+        if not self.path.is_file():
+            return None
+        complete = np.load(self.path, mmap_mode="r")
+        return complete if complete.shape == self.shape else None
 
     def _open_partial(self) -> None:
         data = None
@@ -152,17 +158,15 @@ class ItemVectors:
                 self._mask_path.unlink(missing_ok=True)
                 self._mask = None
 
-
     def _take_up_disk(self, mask: np.ndarray) -> np.ndarray | None:
         """Take up the rows other processes wrote since this object read the cache (`bench --workers`
         embeds the run's rows in a step process of its own while the parent already holds the
         catalog's vectors): the complete file when one was renamed into place (returns None), else
         the rows the mask file marks, added to this object's `mask`. Called under the lock."""
-        if self.path.is_file():
-            complete = np.load(self.path, mmap_mode="r")
-            if complete.shape == self.shape:
-                self._data, self._mask = complete, None
-                return None
+        complete = self._complete_file()
+        if complete is not None:
+            self._data, self._mask = complete, None
+            return None
         on_disk = np.load(self._mask_path) if self._mask_path.is_file() else None
         if on_disk is not None and on_disk.shape == mask.shape and (on_disk & ~mask).any():
             # the same partial file, mapped shared: the other process's rows are in this mapping
