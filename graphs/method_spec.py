@@ -178,6 +178,11 @@ class MethodSpec:
     `prepare` then finds what it made. The methods sharing this hook share its first step's files
     (the planners' trajectories): the first of them in the run goes first, the others then run side
     by side (bench/run/prepare_plan.py). Empty: none."""
+    prepare_cost: float = 1.0
+    """About how many CPU seconds its one-time work takes (its `prepare_ahead` step's when it has
+    one), as measured in `make bench`'s run (ml-100k, 200 users, report.md's one-time work table).
+    Only the order in which `recgraph bench --workers N` starts ready steps reads it (the longest
+    chain of work first, bench/run/prepare_plan.py); what a step computes never depends on it."""
     preload: Hook = ""
     """(context) -> None: heavy one-time loading (a model, dataset-wide arrays), started by bench in a
     background thread when the run starts and awaited before `prepare` (bench/run/preload.py)."""

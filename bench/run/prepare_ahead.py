@@ -25,9 +25,10 @@ prepared context, the hook's metrics, each phase's seconds, the step's wall and 
 comes back with it, and the parent ranks the method with that context as it would have after
 preparing it itself. The parent ranks methods as they become ready: in the run's order, passing
 over a method whose step is still running (a user's ranking depends on the seed and the user
-only); results stay in the run's order. Ready steps start in an order that serves the most
-waiting steps first. A failed step fails its method (and the steps waiting for it), and stops
-the run when the parent reaches that method.
+only); results stay in the run's order. Ready steps start longest chain first: each step's
+estimated CPU seconds (`MethodSpec.prepare_cost`) plus those of the longest chain of steps waiting
+for it, so a long step that nothing waits for does not run alone at the end. A failed step fails
+its method (and the steps waiting for it), and stops the run when the parent reaches that method.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from dataclasses import dataclass, field
 from multiprocessing.queues import Queue
 
 from bench.protocol.spec import EvalCase, Protocol
-from bench.run.prepare_plan import ITEM_VECTORS, PrepareStep, ahead_name, plan_steps
+from bench.run.prepare_plan import ITEM_VECTORS, PrepareStep, ahead_name, plan_steps, start_order
 from bench.run.prepare_step import StepResult, run_step, start_process
 from bench.run.workers import llm_cache_path
 from graphs.registry import METHODS
@@ -117,12 +118,12 @@ class PrepareAhead:
         self._used.discard(slot)
 
     def _start_ready(self) -> None:
-        """Start ready steps (their dependencies finished) while fewer than `workers` run: the
-        `prepare_ahead` steps first (split off to start early: the learned planners' training is
-        the run's longest chain), then the most waited-for, so a later-ready step that many wait
-        for is not queued behind the others; a step whose dependency failed fails with it."""
+        """Start ready steps (their dependencies finished) while fewer than `workers` run, the
+        longest chain of estimated work first (`PrepareStep.chain_cost`; the learned planners'
+        training, split off to start early, heads the longest), then in the run's order; a step
+        whose dependency failed fails with it."""
         with self._lock:
-            for step in sorted(self.steps.values(), key=lambda s: (not s.hook, -s.waiting, s.order)):
+            for step in start_order(self.steps.values()):
                 if len(self._busy) >= self.workers or self._closed.is_set():
                     return
                 if step.name in self.futures or any(d not in self.futures for d in step.after):

@@ -1,11 +1,12 @@
 """Which prepare steps a `recgraph bench --workers N` run starts ahead (bench/run/prepare_ahead.py),
 and what each waits for: the earlier steps of its prepare family, for a router variant the steps of
 its prerequisites that the run also benches, and its own `prepare_ahead` step (the learned planners'
-training), which waits for none of those."""
+training), which waits for none of those; and how long each chain of steps is estimated to take, the
+order in which ready steps start."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +18,8 @@ ITEM_VECTORS = "item vectors"
 """The step embedding the run's item vectors once (every evaluated user's visible history and
 candidates, as the first method reading them would), which the steps of methods that read them
 wait for: two processes embedding the same rows at once would each do all of the work."""
+ITEM_VECTORS_COST = 14.0
+"""About the CPU seconds of the `ITEM_VECTORS` step in `make bench`'s run (`MethodSpec.prepare_cost`)."""
 AHEAD = " (ahead)"
 """Appended to a method's name for its `prepare_ahead` step."""
 
@@ -41,8 +44,9 @@ class PrepareStep:
     """The method's context with the run's `--set` knobs, before its hook."""
     after: tuple[str, ...] = ()
     """Methods whose steps must finish first."""
-    waiting: int = 0
-    """How many steps wait for this one, directly or not (started first when larger)."""
+    chain_cost: float = 0.0
+    """Estimated CPU seconds of this step plus the longest chain of steps waiting for it
+    (`chain_costs`): of the ready steps, the one with the largest starts first."""
     order: int = 0
     """The method's place in the run (the tie-break)."""
     hook: str = ""
@@ -98,17 +102,28 @@ def dependencies(methods: Sequence[str], contexts: Callable[[str], Context]) -> 
     return after
 
 
-def waiting_counts(after: dict[str, tuple[str, ...]]) -> dict[str, int]:
-    """Method -> how many steps wait for it, directly or through others."""
-    waiting: dict[str, set[str]] = {}
+def step_cost(name: str) -> float:
+    """Estimated CPU seconds of step `name` (`MethodSpec.prepare_cost`): a method with a
+    `prepare_ahead` step has its cost there, its own step then only finds what that made."""
+    if name == ITEM_VECTORS:
+        return ITEM_VECTORS_COST
+    spec = METHODS[name.removesuffix(AHEAD)]
+    return spec.prepare_cost if name.endswith(AHEAD) or not spec.prepare_ahead else 1.0
 
-    def waiters(method: str) -> set[str]:
-        if method not in waiting:
-            direct = {m for m, befores in after.items() if method in befores}
-            waiting[method] = direct.union(*(waiters(m) for m in direct))
-        return waiting[method]
 
-    return {method: len(waiters(method)) for method in after}
+def chain_costs(after: dict[str, tuple[str, ...]], cost: Callable[[str], float]) -> dict[str, float]:
+    """Step -> its cost plus the largest chain cost of the steps waiting for it directly: the
+    critical path from the step to the end of the plan. Starting ready steps by it (longest first)
+    keeps a long independent step from being left to run alone at the end."""
+    waiters = {name: [m for m, befores in after.items() if name in befores] for name in after}
+    chains: dict[str, float] = {}
+
+    def chain(name: str) -> float:
+        if name not in chains:
+            chains[name] = cost(name) + max((chain(m) for m in waiters[name]), default=0.0)
+        return chains[name]
+
+    return {name: chain(name) for name in after}
 
 
 def plan_steps(
@@ -127,7 +142,7 @@ def plan_steps(
     if after and any(METHODS[m].item_vectors for m in methods):
         reads = {s: (*a, ITEM_VECTORS) if METHODS[method_of[s]].item_vectors else a for s, a in after.items()}
         after = {ITEM_VECTORS: (), **reads}
-    waiting = waiting_counts(after)
+    chains = chain_costs(after, step_cost)
     steps = {}
     for name in after:
         method = method_of.get(name, ITEM_VECTORS)
@@ -135,7 +150,13 @@ def plan_steps(
         hook = str(METHODS[method].prepare_ahead) if own and name != method else ""
         steps[name] = PrepareStep(
             method, list(cases), protocol, log_path, ranked(method) if own else frozenset(), concurrency,
-            contexts(method if own else methods[0]), after[name], waiting[name],
+            contexts(method if own else methods[0]), after[name], chains[name],
             methods.index(method) if own else -1, hook,
         )  # fmt: skip
     return steps
+
+
+def start_order(steps: Iterable[PrepareStep]) -> list[PrepareStep]:
+    """`steps` in the order ready ones start: the longest chain of estimated work first
+    (`PrepareStep.chain_cost`), then the run's order."""
+    return sorted(steps, key=lambda step: (-step.chain_cost, step.order))

@@ -3,6 +3,7 @@ them all) and the training graph."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from graphs.evidence_use import TEXT_FIELDS, TRAINING, EvidenceUse
@@ -37,7 +38,10 @@ def _agentcf(summary: str, **overrides: Any) -> MethodSpec:
 
 
 METHODS: dict[str, MethodSpec] = {
-    "agentcf": _agentcf("AgentCF: user and item agents learn by collaborative reflection; basic ranking"),
+    "agentcf": replace(
+        _agentcf("AgentCF: user and item agents learn by collaborative reflection; basic ranking"),
+        prepare_cost=5,  # the variants after it find its trained memory
+    ),
     "agentcf_sequential": _agentcf(
         "AgentCF ranking with the recent history too (B+H)", agentcf_ranking="sequential"
     ),

@@ -16,7 +16,7 @@ def amem4rec_calls(context: Amem4RecContext, candidates: int) -> CallPlan:
     return CallPlan(1, note="plus the memory pool's training, if not trained yet")
 
 
-def _amem4rec(summary: str, **overrides: Any) -> MethodSpec:
+def _amem4rec(summary: str, cost: float, **overrides: Any) -> MethodSpec:
     return MethodSpec(
         "graphs.amem4rec.graph:graph",
         "llm",
@@ -31,6 +31,7 @@ def _amem4rec(summary: str, **overrides: Any) -> MethodSpec:
         llm_calls=amem4rec_calls,
         training_calls="graphs.amem4rec.training_plan:amem4rec_training_calls",
         item_vectors=True,
+        prepare_cost=cost,
         reported=("amem4rec_pool",),
         evidence=EvidenceUse(
             "last {history_items} (ranker); last {amem4rec_recent_items} query the pool",
@@ -40,11 +41,17 @@ def _amem4rec(summary: str, **overrides: Any) -> MethodSpec:
 
 
 METHODS: dict[str, MethodSpec] = {
-    "amem4rec": _amem4rec("AMEM4Rec: cross-user pattern memory pool; retrieve K memories, rank in one call"),
-    "amem4rec_no_evolution": _amem4rec("AMEM4Rec without evolution (store only)", amem4rec_evolution=False),
-    "amem4rec_no_semantic": _amem4rec("AMEM4Rec without the semantic validator", amem4rec_semantic=False),
+    "amem4rec": _amem4rec(
+        "AMEM4Rec: cross-user pattern memory pool; retrieve K memories, rank in one call", 150
+    ),
+    "amem4rec_no_evolution": _amem4rec(
+        "AMEM4Rec without evolution (store only)", 18, amem4rec_evolution=False
+    ),
+    "amem4rec_no_semantic": _amem4rec(
+        "AMEM4Rec without the semantic validator", 11, amem4rec_semantic=False
+    ),
     "amem4rec_no_similarity": replace(
-        _amem4rec("AMEM4Rec without the similarity validator", amem4rec_similarity=False),
+        _amem4rec("AMEM4Rec without the similarity validator", 140, amem4rec_similarity=False),
         # Its own prepare family: its pool shares the extraction stage (built under a lock, so two
         # steps at once take turns) and little else (its rounds' batches hold other texts), so it
         # trains beside AMEM4Rec's instead of after the other two ablations.

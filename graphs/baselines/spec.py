@@ -22,7 +22,7 @@ def _classic(graph: str, summary: str, evidence: EvidenceUse, **options: bool) -
     return MethodSpec(graph, "classic", summary, BaselinesContext, evidence=evidence, **options)
 
 
-def _trained(name: str, summary: str, history: str) -> MethodSpec:
+def _trained(name: str, summary: str, history: str, cost: float) -> MethodSpec:
     return MethodSpec(
         f"graphs.baselines.trained:{name}_graph",
         "classic",
@@ -31,6 +31,7 @@ def _trained(name: str, summary: str, history: str) -> MethodSpec:
         prepare="graphs.baselines.trained:train_for_bench",
         remote_prepare="graphs.baselines.trained:train_on_server",
         prepare_family=name,  # each model's weights are its own files: the three train side by side
+        prepare_cost=cost,
         evidence=EvidenceUse(history, IDS, instruction=False, learns_from=TRAINING + VALIDATION_PICKS),
     )
 
@@ -65,10 +66,15 @@ METHODS: dict[str, MethodSpec] = {
         "bpr_graph", "BPR matrix factorisation",
         EvidenceUse("all visible", IDS, instruction=False, learns_from=TRAINING),
     ),
-    "sasrec": _trained("sasrec", "SASRec self-attentive sequential model (cornac)", "last {sasrec_max_len}"),
-    "gru4rec": _trained("gru4rec", "GRU4Rec recurrent sequential model (cornac)", "last {gru4rec_max_len}"),
+    "sasrec": _trained(
+        "sasrec", "SASRec self-attentive sequential model (cornac)", "last {sasrec_max_len}", 80
+    ),
+    "gru4rec": _trained(
+        "gru4rec", "GRU4Rec recurrent sequential model (cornac)", "last {gru4rec_max_len}", 40
+    ),
     "lightgcn": _trained(
-        "lightgcn", "LightGCN graph collaborative filtering (PyG)", "training history (its user embedding)"
+        "lightgcn", "LightGCN graph collaborative filtering (PyG)", "training history (its user embedding)",
+        70,
     ),
     "embedding": _classic(
         "embedding_graph", "MiniLM cosine to recent history",

@@ -46,13 +46,17 @@ def _chainrec(summary: str, **overrides: Any) -> MethodSpec:
     )
 
 
-def _learned(summary: str, **overrides: Any) -> MethodSpec:
-    """A learned-planner entry: bench's prepare trains the checkpoint it needs; the knobs it overrides
-    are reported beside the planner and its checkpoint."""
+def _learned(summary: str, cost: float, **overrides: Any) -> MethodSpec:
+    """A learned-planner entry: bench's prepare trains the checkpoint it needs (about `cost` CPU
+    seconds, `MethodSpec.prepare_cost`); the knobs it overrides are reported beside the planner and
+    its checkpoint."""
     spec = _chainrec(summary, chainrec_planner="learned", **overrides)
     reported = ("chainrec_planner", "chainrec_checkpoint", *overrides)
     evidence = replace(spec.evidence, learns_from=PLANNER_TRAINING) if spec.evidence else None
-    return replace(spec, prepare=LEARNED, trained_state=TRAINED_PLANNER, reported=reported, evidence=evidence)
+    return replace(
+        spec, prepare=LEARNED, trained_state=TRAINED_PLANNER, reported=reported, evidence=evidence,
+        prepare_cost=cost,
+    )  # fmt: skip
 
 
 METHODS: dict[str, MethodSpec] = {
@@ -77,15 +81,18 @@ METHODS: dict[str, MethodSpec] = {
     ),
     "chainrec_learned": _learned(
         "ChainRec with the learned planner (SFT then DPO; bench trains it when missing, Studio "
-        "needs a trained checkpoint)"
+        "needs a trained checkpoint)",
+        50,
     ),
     "chainrec_learned_scenario": _learned(
         "ChainRec with the learned planner on the scenario-aware state (ablation: the scenario tag "
         "and task facts no tool gathered beside the memory)",
+        28,
         chainrec_planner_state="scenario",
     ),
     "chainrec_sft": _learned(
         "ChainRec with the learned planner after SFT only (checkpoint as chainrec_learned)",
+        5,
         chainrec_policy_stage="sft",
     ),
 }

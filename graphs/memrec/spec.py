@@ -19,7 +19,7 @@ WARMUP = "; Stage W writes each evaluated user's latest training interaction"
 """What MemRec's bench warm-up learns from (graphs/memrec/warmup.py)."""
 
 
-def _memrec(summary: str, **overrides: Any) -> MethodSpec:
+def _memrec(summary: str, cost: float, **overrides: Any) -> MethodSpec:
     return MethodSpec(
         "graphs.memrec.graph:graph",
         "llm",
@@ -35,6 +35,7 @@ def _memrec(summary: str, **overrides: Any) -> MethodSpec:
         cli="recgraph.memrec.command:register",
         llm_calls=memrec_calls,
         item_vectors=True,
+        prepare_cost=cost,
         reported=("memrec_rules", "memrec_memory"),
         evidence=EvidenceUse(
             "all visible (curation, facets); its memory holds the training history",
@@ -46,11 +47,11 @@ def _memrec(summary: str, **overrides: Any) -> MethodSpec:
 
 
 METHODS: dict[str, MethodSpec] = {
-    "memrec": _memrec("MemRec: curate, synthesise facets, rerank; Stage W"),
-    "memrec_no_read": _memrec("MemRec without collaborative read", memrec_use_read=False),
-    "memrec_no_llm_rules": _memrec("MemRec with the generic curation rules", memrec_rules="generic"),
+    "memrec": _memrec("MemRec: curate, synthesise facets, rerank; Stage W", 42),
+    "memrec_no_read": _memrec("MemRec without collaborative read", 4, memrec_use_read=False),
+    "memrec_no_llm_rules": _memrec("MemRec with the generic curation rules", 24, memrec_rules="generic"),
     "memrec_no_write": _memrec(
-        "MemRec without collaborative write (Stage W updates the user and the item only)",
+        "MemRec without collaborative write (Stage W updates the user and the item only)", 4,
         memrec_propagate=False,
     ),
 }

@@ -66,11 +66,15 @@ def _router(summary: str, **overrides: Any) -> MethodSpec:
     )
 
 
-def _learned(summary: str, **overrides: Any) -> MethodSpec:
+def _learned(summary: str, cost: float, **overrides: Any) -> MethodSpec:
+    """A learned-planner entry whose planner training (about `cost` CPU seconds, the training
+    world's baselines included) is a `prepare_ahead` step of its own."""
     spec = _router(summary, chainrec_planner="learned", **overrides)
     learned = f"{ROUTER_LEARNS}; {PLANNER_TRAINING}"
     evidence = replace(spec.evidence, learns_from=learned) if spec.evidence else None
-    return replace(spec, trained_state=TRAINED_PLANNER, evidence=evidence, prepare_ahead=PLANNER_AHEAD)
+    return replace(
+        spec, trained_state=TRAINED_PLANNER, evidence=evidence, prepare_ahead=PLANNER_AHEAD, prepare_cost=cost
+    )
 
 
 METHODS: dict[str, MethodSpec] = {
@@ -87,10 +91,13 @@ METHODS: dict[str, MethodSpec] = {
     "router_llm": _router(
         "Router with the zero-shot LLM planner (sees each tool's cost)", chainrec_planner="llm"
     ),
-    "router_learned": _learned("Router with the learned planner (SFT then DPO over the extended library)"),
+    "router_learned": _learned(
+        "Router with the learned planner (SFT then DPO over the extended library)", 305
+    ),
     "router_learned_scenario": _learned(
         "Router with the learned planner on the scenario-aware state (ablation: the scenario tag and "
         "task facts no tool gathered)",
+        70,
         chainrec_planner_state="scenario",
     ),
     "router_no_method_tools": _router(
@@ -99,7 +106,7 @@ METHODS: dict[str, MethodSpec] = {
         router_method_tools=False,
     ),
     "router_learned_no_cost": _learned(
-        "Router with the learned planner, no cost term in the reward", router_cost_lambda=0.0
+        "Router with the learned planner, no cost term in the reward", 70, router_cost_lambda=0.0
     ),
 }
 """The router's planners and ablations as methods (one graph; each is a RouterContext override)."""

@@ -13,8 +13,16 @@ from bench.protocol.plan import plan_cases
 from bench.protocol.spec import Protocol
 from bench.run import prepare_ahead
 from bench.run.prepare_ahead import PrepareAhead
-from bench.run.prepare_plan import ITEM_VECTORS, dependencies, plan_steps, waiting_counts
+from bench.run.prepare_plan import (
+    ITEM_VECTORS,
+    ITEM_VECTORS_COST,
+    chain_costs,
+    dependencies,
+    plan_steps,
+    start_order,
+)
 from bench.run.runner import run_benchmark
+from graphs.registry import METHODS
 from state.context import Context
 from state.router.context import RouterContext
 from tests.baselines.test_trained import SMALL
@@ -57,7 +65,9 @@ def test_learned_planners_train_ahead_beside_the_prerequisites() -> None:
     assert ahead.method == "router_learned" and ahead.name == "router_learned (ahead)" and ahead.hook
     assert ahead.after == (ITEM_VECTORS,) and not steps["router_learned"].hook
     # waited for by both other planners and all three methods' steps
-    assert ahead.waiting == 5
+    # it heads the longest chain of work after the item vectors it reads
+    assert ahead.chain_cost == max(s.chain_cost for n, s in steps.items() if n != ITEM_VECTORS)
+    assert steps[ITEM_VECTORS].chain_cost == ITEM_VECTORS_COST + ahead.chain_cost
 
 
 def test_steps_reading_item_vectors_wait_for_them_to_be_embedded_once() -> None:
@@ -67,14 +77,31 @@ def test_steps_reading_item_vectors_wait_for_them_to_be_embedded_once() -> None:
     assert next(iter(steps)) == ITEM_VECTORS and steps[ITEM_VECTORS].after == ()
     assert ITEM_VECTORS in steps["memrec"].after and ITEM_VECTORS in steps["router_fixed"].after
     assert ITEM_VECTORS not in steps["sasrec"].after  # SASRec reads ids only: it starts at once
-    # memrec, memrec_no_write, router_fixed wait for it (and nothing waits on those two in this run)
-    assert steps[ITEM_VECTORS].waiting == 3
+    # memrec, memrec_no_write, router_fixed wait for it; its longest chain is memrec's family
+    # (router_fixed, the other step waiting for memrec, is estimated at the default 1 s)
+    chain = ITEM_VECTORS_COST + METHODS["memrec"].prepare_cost + METHODS["memrec_no_write"].prepare_cost
+    assert METHODS["memrec_no_write"].prepare_cost > METHODS["router_fixed"].prepare_cost
+    assert steps[ITEM_VECTORS].chain_cost == chain
 
 
-def test_waiting_counts_follow_chains() -> None:
+def test_chain_costs_follow_the_longest_chain_of_waiting_steps() -> None:
     after = {"a": (), "b": ("a",), "c": ("b",), "d": ("a", "c"), "e": ()}
-    # a: b, c, d (b directly, c through b, d directly and through c); b: c, d; c: d
-    assert waiting_counts(after) == {"a": 3, "b": 2, "c": 1, "d": 0, "e": 0}
+    costs = {"a": 1.0, "b": 2.0, "c": 3.0, "d": 4.0, "e": 20.0}
+    # d: 4; c: 3 + d; b: 2 + c; a: 1 + the larger of b's 9 and d's 4; e: alone
+    assert chain_costs(after, costs.__getitem__) == {"a": 10.0, "b": 9.0, "c": 7.0, "d": 4.0, "e": 20.0}
+
+
+def test_a_long_step_nothing_waits_for_starts_before_shorter_chains_earlier_in_the_run() -> None:
+    run = ["memrec", "memrec_no_write", "chainrec_learned", "amem4rec", "amem4rec_no_similarity"]
+    run += ["router_learned"]
+    steps = plan_steps(run, [], Protocol(dataset="ml-100k"), Path("results.jsonl"),
+                       lambda m: frozenset(), 2, lambda m: Context(dataset="ml-100k"))  # fmt: skip
+    order = [step.name for step in start_order(steps.values())]
+    # the item vectors they read, then the planner training at the head of the longest chain; the
+    # pool ablation that trains apart from the others comes before the shorter memrec and chainrec
+    # chains that come first in the run
+    assert order[:2] == [ITEM_VECTORS, "router_learned (ahead)"]
+    assert order.index("amem4rec_no_similarity") < order.index("chainrec_learned") < order.index("memrec")
 
 
 def _ranked(path: Path) -> dict[tuple[str, str], list[str]]:
