@@ -10,7 +10,9 @@ Cornac's item index is our catalog row (its item map is filled with every row fi
 candidate's score is read at its row. The network's weights are cached (`agents.baselines.trained`);
 a reloaded model is the same cornac recommender with those weights.
 
-Scoring reads the visible history's warm items (the last `<m>_max_len`), oldest first.
+Scoring reads the visible history's warm items (the last `<m>_max_len`), oldest first; a model keeps
+the score rows of the latest histories it scored (`SequentialModel.memo`), since the baseline, the
+router's method tool in every router variant and the planners' trajectories score the same users.
 """
 
 from __future__ import annotations
