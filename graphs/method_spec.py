@@ -181,8 +181,10 @@ class MethodSpec:
     prepare_cost: float = 1.0
     """About how many CPU seconds its one-time work takes (its `prepare_ahead` step's when it has
     one), as measured in `make bench`'s run (ml-100k, 200 users, report.md's one-time work table).
-    Only the order in which `recgraph bench --workers N` starts ready steps reads it (the longest
-    chain of work first, bench/run/prepare_plan.py); what a step computes never depends on it."""
+    In that run the first method of a family does the work the family shares (AMEM4Rec's shared
+    extraction, the learned routers' trajectories), so a later one run without it takes longer than
+    declared. Only the order in which `recgraph bench --workers N` starts ready steps reads it (the
+    longest chain of work first, bench/run/prepare_plan.py); what a step computes never depends on it."""
     preload: Hook = ""
     """(context) -> None: heavy one-time loading (a model, dataset-wide arrays), started by bench in a
     background thread when the run starts and awaited before `prepare` (bench/run/preload.py)."""

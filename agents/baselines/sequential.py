@@ -61,11 +61,13 @@ class SequentialModel:
     info: dict[str, Any] = field(default_factory=dict)
     """metrics.json's `training` entry: library, epochs, sessions, seconds, cache file, reuse."""
 
-    memo: OrderedDict[tuple[int, ...], np.ndarray] = field(default_factory=OrderedDict, repr=False)
+    memo: OrderedDict[tuple[int, ...], np.ndarray] = field(
+        default_factory=OrderedDict, repr=False, compare=False
+    )
     """The score rows of the latest histories scored (`scores` writes it, least recent dropped
     first beyond `SCORE_MEMO_BYTES`): the baseline, the router's method tool in each router
     variant, and a planner's trajectories score one user's history again and again."""
-    memo_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    memo_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
     """Guards `memo` (users are ranked on several threads)."""
 
     def scores(self, history_rows: Sequence[int]) -> np.ndarray:

@@ -119,9 +119,9 @@ class PrepareAhead:
 
     def _start_ready(self) -> None:
         """Start ready steps (their dependencies finished) while fewer than `workers` run, the
-        longest chain of estimated work first (`PrepareStep.chain_cost`; the learned planners'
-        training, split off to start early, heads the longest), then in the run's order; a step
-        whose dependency failed fails with it."""
+        longest chain of estimated work first (`PrepareStep.chain_cost`; in `make bench`'s run,
+        the item vectors and then the learned router's planner training, split off to start early),
+        then in the run's order; a step whose dependency failed fails with it."""
         with self._lock:
             for step in start_order(self.steps.values()):
                 if len(self._busy) >= self.workers or self._closed.is_set():

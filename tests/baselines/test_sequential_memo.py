@@ -39,7 +39,10 @@ def test_a_history_scored_again_is_read_from_the_memo_bit_for_bit(
     first[:] = -1.0  # the caller's copy
     again = model.scores([1, 2, *history[2:]])  # the same last five rows
     assert calls == [history[2:]]
-    assert np.array_equal(again, np.asarray(network_score(0, history_items=history[2:]), dtype=np.float64))
+    expected = np.asarray(network_score(0, history_items=history[2:]), dtype=np.float64)
+    assert np.array_equal(again, expected)
+    again[:] = -1.0  # a copy read from the memo, too
+    assert np.array_equal(model.scores(history), expected) and calls == [history[2:]]
     model.scores([2, 3, 4])  # another history is scored by the network
     assert calls == [history[2:], [2, 3, 4]]
 

@@ -64,7 +64,6 @@ def test_learned_planners_train_ahead_beside_the_prerequisites() -> None:
     ahead = steps["router_learned (ahead)"]
     assert ahead.method == "router_learned" and ahead.name == "router_learned (ahead)" and ahead.hook
     assert ahead.after == (ITEM_VECTORS,) and not steps["router_learned"].hook
-    # waited for by both other planners and all three methods' steps
     # it heads the longest chain of work after the item vectors it reads
     assert ahead.chain_cost == max(s.chain_cost for n, s in steps.items() if n != ITEM_VECTORS)
     assert steps[ITEM_VECTORS].chain_cost == ITEM_VECTORS_COST + ahead.chain_cost
