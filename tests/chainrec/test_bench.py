@@ -63,6 +63,10 @@ def test_faulty_simulator_episodes_end_valid_within_the_budget(tmp_path: Path) -
         "16",
         "--concurrency",
         "8",
+        # The only timing in the comparison is the client's timeout against the answers' time: at
+        # the simulator's 2 s, one loaded test run saw 20 timeouts where 21 were injected.
+        "--llm-timeout",
+        "4",
         "--out",
         str(tmp_path),
     ]
