@@ -3,27 +3,20 @@ network's own answer, a copy the caller may change, and at most `SCORE_MEMO_BYTE
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from agents.baselines import sequential
 from agents.baselines.sequential import train_sequential
-from tests.baselines.test_trained import context, write_catalog
+from tests.baselines.test_trained import catalog, context  # noqa: F401  (the fixture)
 from world.environment import get_environment
-
-
-@pytest.fixture
-def catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    """test_trained's small catalog, with an empty cache folder."""
-    monkeypatch.setenv("RECGRAPH_HOME", str(tmp_path / "home"))
-    return write_catalog(tmp_path / "small")
 
 
 @pytest.mark.parametrize("name", ["sasrec", "gru4rec"])
 def test_a_history_scored_again_is_read_from_the_memo_bit_for_bit(
-    name: str, catalog: str, monkeypatch: pytest.MonkeyPatch
+    name: str,
+    catalog: str,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     model = train_sequential(get_environment(catalog), context(catalog), name)
     calls: list[list[int]] = []
@@ -48,7 +41,8 @@ def test_a_history_scored_again_is_read_from_the_memo_bit_for_bit(
 
 
 def test_the_memo_keeps_the_latest_rows_within_its_bytes(
-    catalog: str, monkeypatch: pytest.MonkeyPatch
+    catalog: str,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     model = train_sequential(get_environment(catalog), context(catalog), "gru4rec")
     row_bytes = model.scores([1]).nbytes
