@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +16,23 @@ from world.errors import RecgraphError
 class ResultsLog:
     """An append-only log that lets an interrupted run resume where it stopped."""
 
-    def __init__(self, path: Path, protocol: dict[str, Any]) -> None:
-        """Open `path`, dropping a half-written last line, and check it is the same protocol."""
+    def __init__(
+        self,
+        path: Path,
+        protocol: dict[str, Any],
+        remember: bool = True,
+        compact: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    ) -> None:
+        """Open `path`, dropping a half-written last line, and check it is the same protocol.
+
+        `remember=False` is for a writer that does not read its own records back (ChainRec's
+        trajectories, about 1 MB of Python objects per row): `done` holds what the file held when
+        opened, and `append` writes without keeping. `compact` rewrites each record read from the
+        file as it is read (a reader of many large records shares their repeated strings)."""
         self.path = path
         self.protocol = protocol
+        self.remember = remember
+        self.compact = compact
         self._lock = threading.Lock()
         self.records: dict[str, dict[str, dict[str, Any]]] = {}
         if path.is_file():
@@ -30,13 +45,15 @@ class ResultsLog:
             # A crash mid-write left a partial line: cut it so the next append starts clean.
             with self.path.open("r+b") as handle:
                 handle.truncate(len(complete))
-        for number, line in enumerate(complete.decode().splitlines(), start=1):
+        for number, line in enumerate(io.StringIO(complete.decode()), start=1):
             if not line.strip():
                 continue
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as error:
                 raise RecgraphError(f"{self.path}, line {number}: not valid JSON ({error})") from None
+            if self.compact is not None:
+                record = self.compact(record)
             if record.get("protocol") != self.protocol:
                 raise RecgraphError(
                     f"{self.path} holds a run with another protocol ({record.get('protocol')}); "
@@ -49,7 +66,8 @@ class ResultsLog:
         return self.records.get(method, {})
 
     def append(self, record: dict[str, Any]) -> None:
-        """Write one finished user durably (flushed and fsynced) and remember it."""
+        """Write one finished user durably (flushed and fsynced) and remember it (unless the log
+        was opened with `remember=False`)."""
         record = {**record, "protocol": self.protocol}
         line = json.dumps(record, sort_keys=True) + "\n"
         with self._lock:
@@ -57,4 +75,5 @@ class ResultsLog:
                 handle.write(line)
                 handle.flush()
                 os.fsync(handle.fileno())
-            self.records.setdefault(record["method"], {})[record["user_id"]] = record
+            if self.remember:
+                self.records.setdefault(record["method"], {})[record["user_id"]] = record

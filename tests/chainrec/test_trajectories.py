@@ -2,7 +2,7 @@
 interaction (the test target never appears), chains are enumerated or sampled under the mask and
 budget, tool answers do not depend on the order tools run in (so one answer per (task, tool) is
 reused), the fusion shortcut ranks exactly like CandidateRank's fallback, and an interrupted file
-resumes to the same rows."""
+resumes to the same rows (read back with their repeated strings shared)."""
 
 from __future__ import annotations
 
@@ -98,7 +98,16 @@ def test_an_interrupted_file_resumes_to_the_same_rows(tmp_path: Path) -> None:
     seen: list[tuple[int, int]] = []
     resumed = generate(env, ChainRecContext(), SMALL, cut, lambda done, total: seen.append((done, total)))
     assert resumed.new == 2 and resumed.tasks == 3 and seen[-1] == (3, 3)
-    assert read_rows(resumed.path) == read_rows(whole.path)
+    rows = read_rows(whole.path)
+    assert read_rows(resumed.path) == rows
+    # The chain count adds the resumed row's and the new rows' (generate keeps no row in memory).
+    assert whole.chains == resumed.chains == sum(len(row["chains"]) for row in rows) > 0
+    # Read back with their strings shared: the same rows as the file's lines, one object per string.
+    parsed = [json.loads(line) for line in lines]
+    assert sorted(rows, key=lambda r: r["user_id"]) == sorted(parsed, key=lambda r: r["user_id"])
+    items = [item for row in rows for ranking in row["rankings"].values() for item in ranking["ranking"]]
+    assert len(items) > len(set(items))  # candidates repeat across the tool sets' rankings
+    assert len({id(item) for item in items}) == len(set(items))
 
 
 def test_the_export_readme_carries_the_paper_s_recipe_in_full() -> None:
