@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from world.errors import RecgraphError
 from world.results_log import ResultsLog
 
 PROTOCOL = {"dataset": "d", "users": 2}
@@ -50,3 +53,19 @@ def test_a_compacting_reader_rewrites_each_record_it_reads(tmp_path: Path) -> No
     assert reader.done("m")["2"]["ranking"] == ["a", "b"]
     writer.append(record("3"))  # appends are kept as written, never compacted
     assert writer.done("m")["3"]["ranking"] == ["b", "a"]
+
+
+def test_another_protocol_or_bytes_that_are_not_utf8_get_a_clear_error_before_any_compact(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "r.jsonl"
+    ResultsLog(path, PROTOCOL).append(record("1"))
+
+    def compact(row: dict[str, object]) -> dict[str, object]:
+        return {"method": row["method"], "user_id": row["user_id"], "missing": row["no such field"]}
+
+    with pytest.raises(RecgraphError, match="another protocol"):
+        ResultsLog(path, {"dataset": "other"}, compact=compact)
+    (tmp_path / "bad.jsonl").write_bytes(b'{"method": "m", "user_id": "\xff"}\n')
+    with pytest.raises(RecgraphError, match="line 1: not valid JSON"):
+        ResultsLog(tmp_path / "bad.jsonl", PROTOCOL)

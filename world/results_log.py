@@ -20,6 +20,7 @@ class ResultsLog:
         self,
         path: Path,
         protocol: dict[str, Any],
+        *,
         remember: bool = True,
         compact: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     ) -> None:
@@ -28,7 +29,8 @@ class ResultsLog:
         `remember=False` is for a writer that does not read its own records back (ChainRec's
         trajectories, about 1 MB of Python objects per row): `done` holds what the file held when
         opened, and `append` writes without keeping. `compact` rewrites each record read from the
-        file as it is read (a reader of many large records shares their repeated strings)."""
+        file once its protocol is checked (a reader of many large records shares their repeated
+        strings; a writer that only counts them keeps the counts)."""
         self.path = path
         self.protocol = protocol
         self.remember = remember
@@ -45,24 +47,27 @@ class ResultsLog:
             # A crash mid-write left a partial line: cut it so the next append starts clean.
             with self.path.open("r+b") as handle:
                 handle.truncate(len(complete))
-        for number, line in enumerate(io.StringIO(complete.decode()), start=1):
+        # Lines of the bytes as they are (a decoded copy of a 60 MB trajectory file would be held,
+        # at four bytes a character in a StringIO, while the records pile up).
+        for number, line in enumerate(io.BytesIO(complete), start=1):
             if not line.strip():
                 continue
             try:
                 record = json.loads(line)
-            except json.JSONDecodeError as error:
+            except (json.JSONDecodeError, UnicodeDecodeError) as error:
                 raise RecgraphError(f"{self.path}, line {number}: not valid JSON ({error})") from None
-            if self.compact is not None:
-                record = self.compact(record)
             if record.get("protocol") != self.protocol:
                 raise RecgraphError(
                     f"{self.path} holds a run with another protocol ({record.get('protocol')}); "
                     "use a new --out or the same options"
                 )
+            if self.compact is not None:
+                record = self.compact(record)
             self.records.setdefault(record["method"], {})[record["user_id"]] = record
 
     def done(self, method: str) -> dict[str, dict[str, Any]]:
-        """Finished records of `method` by user id."""
+        """Finished records of `method` by user id (with `remember=False`, those the file held
+        when the log was opened)."""
         return self.records.get(method, {})
 
     def append(self, record: dict[str, Any]) -> None:

@@ -85,12 +85,14 @@ def item_similarity(env: Environment, neighbours: int) -> sparse.csr_matrix:
     norms[norms == 0.0] = 1.0  # an item nobody interacted with stays a zero row
     items.data = (items.data / np.repeat(norms, np.diff(items.indptr))).astype(items.dtype)
     similarity = (items @ items.T).tocsr()
-    # Sorted columns, as scikit-learn's LIL round trip leaves them: the top-k below breaks ties by
-    # column order. The diagonal is zeroed in place; a LIL copy of ML-1M's nearly dense
+    # Sorted columns, as the LIL round trip this replaced left them: the top-k below breaks ties
+    # by column order. The diagonal is zeroed in place; a LIL copy of ML-1M's nearly dense
     # co-occurrence held 13.7M Python floats (1.2 GB).
     similarity.sort_indices()
-    rows = np.repeat(np.arange(similarity.shape[0]), np.diff(similarity.indptr))
-    similarity.data[similarity.indices == rows] = 0
+    row_numbers = np.arange(similarity.shape[0], dtype=similarity.indices.dtype)
+    row_of = np.repeat(row_numbers, np.diff(similarity.indptr))
+    similarity.data[similarity.indices == row_of] = 0
+    del row_of
     similarity.eliminate_zeros()
     if neighbours <= 0:
         return similarity

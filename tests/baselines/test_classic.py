@@ -81,3 +81,6 @@ def test_item_similarity_is_scikit_learns_cosine_to_the_bit() -> None:
     found = item_similarity(env, neighbours=0)
     assert found.dtype == expected.dtype and found.nnz == expected.nnz
     assert (found != expected).nnz == 0
+    # Entry for entry in the same order (the top-k keeps ties in column order), not only equal values.
+    for part in ("indptr", "indices", "data"):
+        assert np.array_equal(getattr(found, part), getattr(expected, part)), part

@@ -128,3 +128,23 @@ def test_refused_calls_name_the_problem(books: str) -> None:
         call(get_user, scope(books), user_id="ghost")
     with pytest.raises(ToolException, match="exactly one of user_id and item_id"):
         call(get_reviews, scope(books), user_id="u1", item_id="b1")
+
+
+def test_a_viewer_s_own_events_are_a_brute_force_scan_of_the_dataset() -> None:
+    from tools.chainrec.episode_corpus import corpus_of
+    from world.split import held_out_events
+
+    env = get_environment("ml-100k")
+    corpus = corpus_of(env)
+    held = held_out_events(env.cases)
+    for viewer in ("1", "13", "405"):
+        expected: dict[str, list[object]] = {}
+        for event in env.dataset.interactions:  # the file's order, held-out events left out
+            if event.user_id == viewer and (viewer, event.item_id, event.timestamp) not in held:
+                expected.setdefault(event.item_id, []).append(event)
+        assert dict(corpus.own_on_item(viewer)) == expected and expected
+        assert corpus.own_on_item(viewer) is corpus.own_on_item(viewer)  # built once per viewer
+        item = next(iter(expected))
+        count, _, _ = corpus.item_stats(item, viewer, None)
+        others = [e for e in env.dataset.interactions if e.item_id == item and e.user_id != viewer]
+        assert count == sum((e.user_id, e.item_id, e.timestamp) not in held for e in others)

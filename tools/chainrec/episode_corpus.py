@@ -103,8 +103,9 @@ class Corpus:
         self.in_file_order = dict(by_user)
         """User -> their interactions in the dataset's order (what `own_on_item` indexes)."""
         self.own_by_viewer: dict[str, dict[str, list[Interaction]]] = {}
-        """Viewer -> `own_on_item`'s index, built on the viewer's first episode: an index of every
-        user's (user, item) pairs took 300 MB on ML-1M in every process that ran a ChainRec tool."""
+        """Viewer -> `own_on_item`'s index (written by `own_on_item`, on the viewer's first
+        episode): an index of every (user, item) pair took 238 MB on ML-1M in every process that ran
+        a ChainRec tool; a process that visits every user grows back to about that."""
         self.by_user = {u: sorted(events, key=lambda e: e.timestamp) for u, events in by_user.items()}
         self.by_item = {i: self._index(events) for i, events in by_item.items()}
         self.presplit = data.presplit is not None
@@ -160,7 +161,7 @@ class Corpus:
         case = self.env.cases.get(user_id)
         return case.target.timestamp if case is not None and self.env.dataset.has_time else None
 
-    def own_on_item(self, viewer: str) -> dict[str, list[Interaction]]:
+    def own_on_item(self, viewer: str) -> Mapping[str, list[Interaction]]:
         """Item -> `viewer`'s item-side events with it, in the dataset's order (what to leave out
         of the item side for them)."""
         index = self.own_by_viewer.get(viewer)

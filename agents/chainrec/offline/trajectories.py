@@ -219,9 +219,9 @@ def generate(
     tasks = training_tasks(train, full, config)
     # Rows are written, not kept: training reads them back from the file, and a process holding
     # every row while the tools' caches grow keeps their memory pages long after.
-    log = ResultsLog(folder / FILE_NAME, config.as_dict(), remember=False)
+    log = ResultsLog(folder / FILE_NAME, config.as_dict(), remember=False, compact=chain_count)
     done = log.done(ROW_METHOD)
-    chains = sum(len(r["chains"]) for r in done.values())
+    chains = sum(r["chains"] for r in done.values())
     prefetch_item_vectors(full, [task for task in tasks if task.user_id not in done])
     new = 0
     for index, task in enumerate(tasks):
@@ -243,10 +243,15 @@ def prefetch_item_vectors(full: Environment, tasks: Sequence[Task]) -> None:
     full.item_vectors().ensure(np.array(rows, dtype=np.int64))
 
 
+def chain_count(row: dict[str, Any]) -> dict[str, Any]:
+    """A row as `generate` and `existing_run` keep it: its method, user and number of chains."""
+    return {"method": row["method"], "user_id": row["user_id"], "chains": len(row["chains"])}
+
+
 def existing_run(folder: Path, config: TrajectoryConfig) -> TrajectoryRun:
     """`folder`'s trajectory file as it stands (nothing generated, no environment built)."""
-    rows = ResultsLog(folder / FILE_NAME, config.as_dict()).done(ROW_METHOD)
-    return TrajectoryRun(folder / FILE_NAME, len(rows), 0, sum(len(r["chains"]) for r in rows.values()))
+    rows = ResultsLog(folder / FILE_NAME, config.as_dict(), compact=chain_count).done(ROW_METHOD)
+    return TrajectoryRun(folder / FILE_NAME, len(rows), 0, sum(r["chains"] for r in rows.values()))
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
@@ -255,7 +260,8 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
         raise ProtocolError(f"no trajectory file at {path}; run `recgraph chainrec trajectories` first")
     import json
 
-    first = path.open(encoding="utf-8").readline()
+    with path.open(encoding="utf-8") as handle:
+        first = handle.readline()
     protocol = json.loads(first)["protocol"] if first.strip() else {}
     strings: dict[str, str] = {}
     rows = ResultsLog(path, protocol, compact=lambda row: shared_strings(row, strings)).done(ROW_METHOD)
