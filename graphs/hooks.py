@@ -52,6 +52,22 @@ class Prepared:
 
 
 @dataclass(frozen=True)
+class AheadPart:
+    """A part of a method's `prepare_ahead` work that reads nothing but the run's context (a method's
+    `ahead_parts` hook lists them): `recgraph bench --workers N` runs each as a step of its own before
+    the `prepare_ahead` step, which then finds what it made in the dataset's cache."""
+
+    name: str
+    """The part's name in the plan and in its progress rows (e.g. "training-world sasrec")."""
+    cost: float
+    """About its CPU seconds in `make bench`'s run (as `MethodSpec.prepare_cost`: only the order in
+    which ready steps start reads it)."""
+    run: Callable[[Context], None]
+    """Does the part for the method's context (picklable: a module-level function or a `partial`
+    of one; it runs in the step's process)."""
+
+
+@dataclass(frozen=True)
 class PerfRequest:
     """What a `perf_extras` hook gets: the timed pass it adds figures to."""
 

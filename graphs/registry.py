@@ -116,7 +116,14 @@ def method_context(name: str, context: Context | None) -> Context:
 def hook(
     name: str,
     which: Literal[
-        "prepare", "prepare_ahead", "preload", "perf_prepare", "perf_extras", "record_extras", "llm_calls",
+        "prepare",
+        "prepare_ahead",
+        "ahead_parts",
+        "preload",
+        "perf_prepare",
+        "perf_extras",
+        "record_extras",
+        "llm_calls",
         "training_calls",
     ],
 ) -> Callable[..., Any] | None:

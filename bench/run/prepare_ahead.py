@@ -16,7 +16,10 @@ method's, with two exceptions the plan below keeps:
 What reads no other step's files is split off: a method's `prepare_ahead` hook (the learned
 routers' planner training, in a training world of their own) is a step of its own that starts with
 the run; the method's step waits for it and finds its checkpoint. The learned routers share their
-trajectories, so the first one's ahead step goes first and the others then run side by side.
+trajectories, so the first one's ahead step goes first and the others then run side by side. That
+first one's parts (`MethodSpec.ahead_parts`: the training world's SASRec, GRU4Rec and LightGCN) are
+steps of their own before it, so the trainings run beside other steps and the planner's step starts
+in a fresh process that only reads their weights.
 
 Each step runs the same code, single-threaded as in the parent, so the weights, pools and
 memories are the ones a `--workers 1` run makes (tests/bench/run/test_prepare_ahead.py). A step
@@ -163,7 +166,13 @@ class PrepareAhead:
         try:
             result = self.futures[method].result()
             ahead = self.futures.get(ahead_name(method))
-            return result.after(ahead.result()) if ahead is not None else result
+            if ahead is None:
+                return result
+            made = ahead.result()
+            for step in self.steps.values():
+                if step.part is not None and step.method == method:
+                    made = made.after(self.futures[step.name].result())
+            return result.after(made)
         finally:
             self._end_rows(method)
 

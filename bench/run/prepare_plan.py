@@ -1,8 +1,8 @@
 """Which prepare steps a `recgraph bench --workers N` run starts ahead (bench/run/prepare_ahead.py),
 and what each waits for: the earlier steps of its prepare family, for a router variant the steps of
 its prerequisites that the run also benches, and its own `prepare_ahead` step (the learned planners'
-training), which waits for none of those; and how long each chain of steps is estimated to take, the
-order in which ready steps start."""
+training), which waits for none of those but its parts (the training world's models); and how long
+each chain of steps is estimated to take, the order in which ready steps start."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.protocol.spec import EvalCase, Protocol
+from graphs.hooks import AheadPart
 from graphs.registry import METHODS, method_context
+from graphs.registry import hook as method_hook
 from state.context import Context
 
 ITEM_VECTORS = "item vectors"
@@ -51,11 +53,22 @@ class PrepareStep:
     """The method's place in the run (the tie-break)."""
     hook: str = ""
     """The `prepare_ahead` hook this step runs instead of the method's preparation (empty: that)."""
+    part: AheadPart | None = None
+    """The part of the method's `prepare_ahead` work this step does instead (`MethodSpec.ahead_parts`)."""
 
     @property
     def name(self) -> str:
-        """The step's name in the plan: the method's, with `AHEAD` for its `prepare_ahead` step."""
+        """The step's name in the plan: the method's, with `AHEAD` for its `prepare_ahead` step and
+        the part's name for a part of it (`part_name`)."""
+        if self.part is not None:
+            return part_name(self.method, self.part)
         return ahead_name(self.method) if self.hook else self.method
+
+    @property
+    def rows(self) -> str:
+        """What its progress rows are named after: the method, or for a part the step (parts run side
+        by side, and a step's end ends the rows under its name)."""
+        return self.name if self.part is not None else self.method
 
 
 def ahead_name(method: str) -> str:
@@ -79,20 +92,51 @@ def prerequisite_methods(method: str, context: Context) -> list[str]:
     return prerequisites(method_context(method, context))  # type: ignore[arg-type]
 
 
+def ahead_parts(method: str, context: Context) -> list[AheadPart]:
+    """The parts of `method`'s `prepare_ahead` work that are steps of their own
+    (`MethodSpec.ahead_parts` on `context` with the method's overrides), none without the hook."""
+    parts = method_hook(method, "ahead_parts")
+    return list(parts(method_context(method, context))) if parts else []
+
+
+def part_name(method: str, part: AheadPart) -> str:
+    """The name of the step doing `part` of `method`'s `prepare_ahead` work."""
+    return f"{method} ({part.name})"
+
+
+def planned_parts(
+    methods: Sequence[str], contexts: Callable[[str], Context]
+) -> dict[str, tuple[str, AheadPart]]:
+    """Step name -> (method, part) for the parts of the first `prepare_ahead` step of each hook in the
+    run (the step the others of that hook wait for, which would otherwise do them itself)."""
+    leaders: dict[str, str] = {}  # prepare_ahead hook -> the first method with it
+    for method in methods:
+        if METHODS[method].prepare and METHODS[method].prepare_ahead:
+            leaders.setdefault(str(METHODS[method].prepare_ahead), method)
+    return {
+        part_name(method, part): (method, part)
+        for method in leaders.values()
+        for part in ahead_parts(method, contexts(method))
+    }
+
+
 def dependencies(methods: Sequence[str], contexts: Callable[[str], Context]) -> dict[str, tuple[str, ...]]:
     """Step -> the steps it waits for. A method's step (for each of `methods` with a prepare hook)
     waits for its family's step before it, a router variant's for its prerequisites wherever they
     are in the run, and a method with a `prepare_ahead` hook for that step. Those steps wait for
-    nothing but the first one of their hook in the run, which writes what they share."""
+    nothing but the first one of their hook in the run, which writes what they share; that one waits
+    for its parts (`planned_parts`), which wait for nothing."""
     stepped = [m for m in methods if METHODS[m].prepare]
-    after: dict[str, tuple[str, ...]] = {}
+    parts = planned_parts(methods, contexts)
+    after: dict[str, tuple[str, ...]] = dict.fromkeys(parts, ())
     last: dict[str, str] = {}  # family -> its latest step so far
     first_ahead: dict[str, str] = {}  # prepare_ahead hook -> its first step
     for method in stepped:
         ahead = str(METHODS[method].prepare_ahead)
         if ahead:
             leader = first_ahead.setdefault(ahead, ahead_name(method))
-            after[ahead_name(method)] = (leader,) if leader != ahead_name(method) else ()
+            own_parts = tuple(name for name, (of, _) in parts.items() if of == method)
+            after[ahead_name(method)] = (leader,) if leader != ahead_name(method) else own_parts
         family = prepare_family(method)
         wanted = [last[family]] if family in last else []
         wanted += [m for m in prerequisite_methods(method, contexts(method)) if m in stepped and m != method]
@@ -138,20 +182,25 @@ def plan_steps(
     """Method -> its step, for every method of the run with a `prepare` hook, and the
     `ITEM_VECTORS` step when one of the run's methods reads item vectors."""
     after = dependencies(methods, contexts)
-    method_of = {name: name.removesuffix(AHEAD) for name in after}
+    parts = planned_parts(methods, contexts)
+    method_of = {name: parts[name][0] if name in parts else name.removesuffix(AHEAD) for name in after}
     if after and any(METHODS[m].item_vectors for m in methods):
-        reads = {s: (*a, ITEM_VECTORS) if METHODS[method_of[s]].item_vectors else a for s, a in after.items()}
+        reads = {
+            s: (*a, ITEM_VECTORS) if METHODS[method_of[s]].item_vectors and s not in parts else a
+            for s, a in after.items()
+        }
         after = {ITEM_VECTORS: (), **reads}
-    chains = chain_costs(after, step_cost)
+    chains = chain_costs(after, lambda name: parts[name][1].cost if name in parts else step_cost(name))
     steps = {}
     for name in after:
         method = method_of.get(name, ITEM_VECTORS)
         own = method != ITEM_VECTORS
-        hook = str(METHODS[method].prepare_ahead) if own and name != method else ""
+        part = parts[name][1] if name in parts else None
+        hook = str(METHODS[method].prepare_ahead) if own and name != method and part is None else ""
         steps[name] = PrepareStep(
             method, list(cases), protocol, log_path, ranked(method) if own else frozenset(), concurrency,
             contexts(method if own else methods[0]), after[name], chains[name],
-            methods.index(method) if own else -1, hook,
+            methods.index(method) if own else -1, hook, part,
         )  # fmt: skip
     return steps
 

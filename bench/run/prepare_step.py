@@ -19,6 +19,7 @@ from typing import Any
 
 from bench.run.prepare_plan import ITEM_VECTORS, PrepareStep
 from graphs.hooks import Prepared
+from graphs.registry import method_context
 from world.progress import clocked, phase_seconds, reporting
 
 _RELAY: Queue | None = None
@@ -59,8 +60,10 @@ class StepResult:
 
     def after(self, ahead: StepResult) -> StepResult:
         """This step's result with its method's `prepare_ahead` step's work added (that step ran
-        first): the method's one-time work is both, and the figures of what the ahead step made
-        (e.g. `planner_training`, not "reused") are its own."""
+        first), or a `prepare_ahead` step's with one of its parts' (`PrepareStep.part`): the
+        method's one-time work is all of them (wall seconds summed, though parts may have run side
+        by side), and the figures of what the ahead step made (e.g. `planner_training`, not
+        "reused") are its own."""
         metrics = {**self.prepared.metrics, **ahead.prepared.metrics}
         return replace(
             self,
@@ -117,12 +120,15 @@ def run_step(step: PrepareStep) -> StepResult:
     from bench.run.worker_process import portable
 
     started, cpu = time.perf_counter(), time.process_time()
-    send = relay_row(step.method)
+    send = relay_row(step.rows)
     hook_phases, hook_clock = clocked(send)
     try:
         with reporting(send):
             if step.method == ITEM_VECTORS:
                 prepared = _embed_items(step)
+            elif step.part is not None:
+                step.part.run(method_context(step.method, step.context))
+                prepared = Prepared(step.context)
             else:
                 log = RankedUsers(step.log_path, step.ranked)
                 which = "prepare_ahead" if step.hook else "prepare"
@@ -134,10 +140,10 @@ def run_step(step: PrepareStep) -> StepResult:
         raise portable(error) from None
     finally:
         if _RELAY is not None:
-            _RELAY.put(("end", step.method))
+            _RELAY.put(("end", step.rows))
         release_memory()
     work = phase_seconds(since=started)
-    prefix = f"{step.method} · "
+    prefix = f"{step.rows} · "
     work.update((label.removeprefix(prefix), s) for label, s in hook_clock.seconds().items())
     peak = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)  # kB on Linux
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -56,11 +57,11 @@ from agents.router.catalog import fetch_for, router_catalog, router_costs, unava
 from agents.router.method_tools import graph_signal, sequential_signal
 from agents.router.method_tools.agent_memories import NAME as AGENT_MEMORIES
 from agents.router.method_tools.pattern_memories import NAME as PATTERN_MEMORIES
-from agents.router.method_tools.trained_models import train_models
+from agents.router.method_tools.trained_models import missing_models, train_models
 from agents.router.rules import RouterRulePlanner
 from graphs.chainrec.learned import phase_progress, train_config, training_summary
 from graphs.chainrec.learned import trajectory_config as chainrec_trajectory_config
-from graphs.hooks import Prepared, PrepareRequest, ProgressCallback
+from graphs.hooks import AheadPart, Prepared, PrepareRequest, ProgressCallback
 from state.router.context import RouterContext
 from world.environment import get_environment
 
@@ -79,6 +80,8 @@ MASKED = {
 """Tools the router's trajectories leave out, with why (the learned router never picks them)."""
 TRAINED_TOOLS = (sequential_signal, graph_signal)
 """Method tools that read a trained baseline: in the training world, its own copy of the model."""
+WORLD_MODEL_COSTS = {"sasrec": 40.0, "gru4rec": 15.0, "lightgcn": 30.0}
+"""About the CPU seconds of each training-world model in `make bench`'s run (`AheadPart.cost`)."""
 TOOL_KNOBS = (
     "chainrec_", "memrec_", "arag_", "router_collaborative", "router_sequential", "itemknn_", "bpr_",
     "embedding_", "sasrec_", "gru4rec_", "lightgcn_", "llmrank_",
@@ -108,17 +111,47 @@ def training_context(context: RouterContext) -> RouterContext:
     return replace(context, llm="heuristic", rec_model="", mem_model="", planner_model="", memrec_memory="")
 
 
-def training_world_models(context: RouterContext) -> dict[str, dict[str, Any]]:
-    """The training world's own SASRec, GRU4Rec and LightGCN for the trained tools of the run's
-    catalog (trained once, then read from the training world's cache): the bench run's models learned
-    every training interaction, the training tasks' targets included, so their scores there would
-    overrate SequentialSignal and GraphSignal; these learned only what precedes the targets."""
+def training_world_model_names(context: RouterContext) -> list[str]:
+    """The trained baselines the trained tools of the run's catalog read (SASRec, GRU4Rec, LightGCN)."""
     names = {spec.name for spec in router_catalog(context)}
     models = [m for module in TRAINED_TOOLS if module.NAME in names for m in module.model_names(context)]
+    return list(dict.fromkeys(models))
+
+
+def training_world_models(context: RouterContext, only: str = "") -> dict[str, dict[str, Any]]:
+    """The training world's own SASRec, GRU4Rec and LightGCN for the trained tools of the run's
+    catalog (trained once, then read from the training world's cache), or model `only` of them: the
+    bench run's models learned every training interaction, the training tasks' targets included, so
+    their scores there would overrate SequentialSignal and GraphSignal; these learned only what
+    precedes the targets."""
+    models = [m for m in training_world_model_names(context) if not only or m == only]
     if not models:
         return {}
     train_env = training_environment(get_environment(context.dataset))
-    return train_models(train_env, context, list(dict.fromkeys(models)))
+    return train_models(train_env, context, models)
+
+
+def train_world_model(context: RouterContext, model: str) -> None:
+    """One part of `train_ahead` (`ahead_parts`): the training world's `model`, trained into the
+    training world's cache (nothing when it is there already) for the step that trains the planner."""
+    ctx = training_context(context)
+    train_env = training_environment(get_environment(ctx.dataset))
+    if missing_models(train_env, ctx, [model]):
+        training_world_models(ctx, only=model)
+
+
+def ahead_parts(context: RouterContext) -> list[AheadPart]:
+    """The training world's models the planner's trajectories read (`training_world_model_names`),
+    each a part of `train_ahead` of its own: three single-threaded trainings that can run beside
+    other steps, leaving the planner's step only their cached weights to read."""
+    return [
+        AheadPart(
+            f"training-world {model}",
+            WORLD_MODEL_COSTS.get(model, 1.0),
+            partial(train_world_model, model=model),
+        )
+        for model in training_world_model_names(training_context(context))
+    ]
 
 
 def row_library(context: RouterContext, candidates: int) -> RowLibrary:

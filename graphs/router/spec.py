@@ -20,6 +20,9 @@ baselines' models, AgentCF's memories) before ranking."""
 PLANNER_AHEAD = "graphs.router.learned:train_ahead"
 """The learned planners' training, which reads none of the prerequisites' files: a `--workers` run
 starts it beside them."""
+PLANNER_PARTS = "graphs.router.learned:ahead_parts"
+"""The training world's SASRec, GRU4Rec and LightGCN, which the planners' trajectories read: a
+`--workers` run trains each in a step of its own before the planner's."""
 TRAINED_PLANNER = (
     "a learned planner checkpoint over the router's catalog (this method's bench prepare trains one: "
     "graphs/router/learned.py)"
@@ -33,8 +36,7 @@ def router_calls(context: RouterContext, candidates: int) -> CallPlan:
     steps = context.chainrec_max_steps
     planner = steps + 1 if context.chainrec_planner == "llm" else 0
     note = (
-        "plus the prerequisites' prepare (MemRec Stage W warm-up, AMEM4Rec pool and AgentCF memory "
-        "training)"
+        "plus the prerequisites' prepare (MemRec Stage W warm-up, AMEM4Rec pool and AgentCF memory training)"
     )
     return CallPlan(steps + 1 + planner, at_most=True, note=note if context.router_method_tools else "")
 
@@ -68,12 +70,17 @@ def _router(summary: str, **overrides: Any) -> MethodSpec:
 
 def _learned(summary: str, cost: float, **overrides: Any) -> MethodSpec:
     """A learned-planner entry whose planner training (about `cost` CPU seconds, the training
-    world's baselines included) is a `prepare_ahead` step of its own."""
+    world's baselines aside: `PLANNER_PARTS`) is a `prepare_ahead` step of its own."""
     spec = _router(summary, chainrec_planner="learned", **overrides)
     learned = f"{ROUTER_LEARNS}; {PLANNER_TRAINING}"
     evidence = replace(spec.evidence, learns_from=learned) if spec.evidence else None
     return replace(
-        spec, trained_state=TRAINED_PLANNER, evidence=evidence, prepare_ahead=PLANNER_AHEAD, prepare_cost=cost
+        spec,
+        trained_state=TRAINED_PLANNER,
+        evidence=evidence,
+        prepare_ahead=PLANNER_AHEAD,
+        ahead_parts=PLANNER_PARTS,
+        prepare_cost=cost,
     )
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.baselines.fitted import fitted_model, is_trained, model_scores
+from agents.baselines.fitted import fitted_model, is_trained, model_file, model_scores
 from agents.baselines.trained import training_data, with_cold_fallback
 from agents.chainrec.offline.training_env import training_environment
 from agents.chainrec.online.evidence import percentile_ranks
@@ -21,7 +21,7 @@ from agents.chainrec.online.tool_agent import Episode
 from agents.router.catalog import METHOD_TOOLS, PREREQUISITES, router_catalog, router_costs, unavailable_tools
 from agents.router.method_tools.graph_signal import graph_signal
 from agents.router.method_tools.sequential_signal import model_names, sequential_signal
-from graphs.router.learned import training_world_models
+from graphs.router.learned import ahead_parts, training_world_models
 from graphs.router.prepare import prerequisites
 from state.baselines.context import BaselinesContext
 from state.router.context import RouterContext
@@ -137,3 +137,33 @@ def test_training_world_models_never_learn_a_hidden_item_or_a_training_target(ca
     assert training_world_models(ctx) == figures  # the process's models, not trained again
     assert all(is_trained(train_env, knobs, name) for name in figures)  # and saved in its own cache
     assert not any(is_trained(env, knobs, name) for name in figures)  # the bench world's: untouched
+
+
+def test_the_training_world_models_are_parts_of_the_planners_step(catalog: str) -> None:
+    """`ahead_parts`: one part per model the planner's tools read, each training only its model into
+    the training world's cache (never the bench world's); the planner's step then reads them."""
+    env = get_environment(catalog)
+    train_env = training_environment(env)
+    ctx = router_context(catalog)
+    knobs = BaselinesContext(dataset=catalog, **{"seed": 3, **SMALL})
+    parts = ahead_parts(ctx)
+    assert [p.name for p in parts] == [
+        "training-world sasrec",
+        "training-world gru4rec",
+        "training-world lightgcn",
+    ]
+    assert [p.name for p in ahead_parts(router_context(catalog, router_sequential="gru4rec"))] == [
+        "training-world gru4rec", "training-world lightgcn"
+    ]  # fmt: skip
+    assert ahead_parts(router_context(catalog, router_method_tools=False)) == []  # no trained tool
+    parts[1].run(ctx)
+    trained = [name for name in ("sasrec", "gru4rec", "lightgcn") if is_trained(train_env, knobs, name)]
+    assert trained == ["gru4rec"] and not is_trained(env, knobs, "gru4rec")
+    for part in parts:
+        part.run(ctx)
+    files = {name: model_file(train_env, knobs, name) for name in ("sasrec", "gru4rec", "lightgcn")}
+    written = {name: path.stat().st_mtime_ns for name, path in files.items()}
+    for part in parts:  # a part finding its model in the cache trains nothing
+        part.run(ctx)
+    assert {name: path.stat().st_mtime_ns for name, path in files.items()} == written
+    assert set(training_world_models(ctx)) == set(files)

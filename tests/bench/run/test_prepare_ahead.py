@@ -23,6 +23,7 @@ from bench.run.prepare_plan import (
 )
 from bench.run.runner import run_benchmark
 from graphs.registry import METHODS
+from graphs.router.learned import WORLD_MODEL_COSTS
 from state.context import Context
 from state.router.context import RouterContext
 from tests.baselines.test_trained import SMALL
@@ -50,9 +51,12 @@ def test_steps_wait_for_their_family_and_a_routers_prerequisites() -> None:
 def test_learned_planners_train_ahead_beside_the_prerequisites() -> None:
     run = ["memrec", "router_learned", "router_learned_scenario", "router_learned_no_cost"]
     after = dependencies(run, lambda method: Context(dataset="ml-100k"))
-    # the planner training waits for no prerequisite; the first one writes the shared trajectories,
-    # then the other two train side by side
-    assert after["router_learned (ahead)"] == ()
+    # the planner training waits for no prerequisite, only for the training world's three models,
+    # each trained in a step of its own that waits for nothing; the first one writes the shared
+    # trajectories, then the other two train side by side
+    parts = tuple(f"router_learned (training-world {m})" for m in ("sasrec", "gru4rec", "lightgcn"))
+    assert all(after[part] == () for part in parts)
+    assert after["router_learned (ahead)"] == parts
     assert after["router_learned_scenario (ahead)"] == ("router_learned (ahead)",)
     assert after["router_learned_no_cost (ahead)"] == ("router_learned (ahead)",)
     # each method's own step: its family, its prerequisites, then its planner
@@ -63,10 +67,17 @@ def test_learned_planners_train_ahead_beside_the_prerequisites() -> None:
                        lambda m: frozenset(), 2, lambda m: Context(dataset="ml-100k"))  # fmt: skip
     ahead = steps["router_learned (ahead)"]
     assert ahead.method == "router_learned" and ahead.name == "router_learned (ahead)" and ahead.hook
-    assert ahead.after == (ITEM_VECTORS,) and not steps["router_learned"].hook
-    # it heads the longest chain of work after the item vectors it reads
-    assert ahead.chain_cost == max(s.chain_cost for n, s in steps.items() if n != ITEM_VECTORS)
-    assert steps[ITEM_VECTORS].chain_cost == ITEM_VECTORS_COST + ahead.chain_cost
+    assert ahead.after == (*parts, ITEM_VECTORS) and not steps["router_learned"].hook
+    sasrec = steps[parts[0]]
+    assert sasrec.method == "router_learned" and sasrec.part is not None and not sasrec.hook
+    assert sasrec.after == () and sasrec.rows == parts[0]  # its rows are its own, beside the others'
+    assert ahead.rows == "router_learned"
+    # the parts and the item vectors head the longest chains of work: each its own estimate plus the
+    # planner training's chain
+    for name in (*parts, ITEM_VECTORS):
+        own = ITEM_VECTORS_COST if name == ITEM_VECTORS else steps[name].part.cost  # type: ignore[union-attr]
+        assert steps[name].chain_cost == own + ahead.chain_cost
+    assert ahead.chain_cost == max(s.chain_cost for n, s in steps.items() if n not in (*parts, ITEM_VECTORS))
 
 
 def test_steps_reading_item_vectors_wait_for_them_to_be_embedded_once() -> None:
@@ -96,10 +107,13 @@ def test_a_long_step_nothing_waits_for_starts_before_shorter_chains_earlier_in_t
     steps = plan_steps(run, [], Protocol(dataset="ml-100k"), Path("results.jsonl"),
                        lambda m: frozenset(), 2, lambda m: Context(dataset="ml-100k"))  # fmt: skip
     order = [step.name for step in start_order(steps.values())]
-    # the item vectors they read, then the planner training at the head of the longest chain; the
-    # pool ablation that trains apart from the others comes before the shorter memrec and chainrec
-    # chains that come first in the run
-    assert order[:2] == [ITEM_VECTORS, "router_learned (ahead)"]
+    # the training world's models and the item vectors, at the head of the planner training's chain
+    # (the longest), the largest estimate first; the pool ablation that trains apart from the others
+    # comes before the shorter memrec and chainrec chains that come first in the run
+    heads = sorted(["sasrec", "gru4rec", "lightgcn"], key=lambda m: -WORLD_MODEL_COSTS[m])
+    heads = [f"router_learned (training-world {m})" for m in heads]
+    assert set(order[:4]) == {*heads, ITEM_VECTORS} and [n for n in order[:4] if n in heads] == heads
+    assert order[4] == "router_learned (ahead)"
     assert order.index("amem4rec_no_similarity") < order.index("chainrec_learned") < order.index("memrec")
 
 
@@ -172,13 +186,20 @@ def test_steps_ahead_rank_as_the_steps_in_order(
     assert ahead["popularity"]["setup_seconds"]["prepared"] == "in order"
     assert serial["memrec"]["setup_seconds"]["prepared"] == "in order"
     assert any(label == "memrec · Stage W" for label, _, _ in rows)  # the step's rows reached the parent
-    # 9 steps (the item vectors, 5 methods', 2 planners ahead): 2 processes, then one more after
-    # each step (the last one's may come after the run closed)
-    assert len(started) >= 2 + 8
+    # 12 steps (the item vectors, 5 methods', 2 planners ahead, the training world's 3 models): 2
+    # processes, then one more after each step (the last one's may come after the run closed)
+    assert len(started) >= 2 + 11
     # the learned routers' planners trained ahead, and their methods' steps found the checkpoints
     # (one per cost weight, as in order) instead of training another
     learned = ahead["router_learned"]["setup_seconds"]["one_time_work"]
     assert "trajectories" in learned and "dpo" in learned
+    # the training world's models trained in steps of their own, counted in router_learned's
+    # one-time work as in order (where the planner's step trains them itself)
+    serial_work = serial["router_learned"]["setup_seconds"]["one_time_work"]
+    assert {"sasrec training", "gru4rec training", "lightgcn training"} <= learned.keys() & serial_work.keys()
+    assert any(
+        label == "router_learned (training-world lightgcn) · lightgcn training" for label, _, _ in rows
+    )
     checkpoints = {
         workers: sorted(
             p.parent.name
