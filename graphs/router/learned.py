@@ -80,7 +80,7 @@ MASKED = {
 """Tools the router's trajectories leave out, with why (the learned router never picks them)."""
 TRAINED_TOOLS = (sequential_signal, graph_signal)
 """Method tools that read a trained baseline: in the training world, its own copy of the model."""
-WORLD_MODEL_COSTS = {"sasrec": 40.0, "gru4rec": 15.0, "lightgcn": 30.0}
+WORLD_MODEL_COSTS = {"sasrec": 70.0, "gru4rec": 30.0, "lightgcn": 45.0}
 """About the CPU seconds of each training-world model in `make bench`'s run (`AheadPart.cost`)."""
 TOOL_KNOBS = (
     "chainrec_", "memrec_", "arag_", "router_collaborative", "router_sequential", "itemknn_", "bpr_",

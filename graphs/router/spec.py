@@ -99,7 +99,7 @@ METHODS: dict[str, MethodSpec] = {
         "Router with the zero-shot LLM planner (sees each tool's cost)", chainrec_planner="llm"
     ),
     "router_learned": _learned(
-        "Router with the learned planner (SFT then DPO over the extended library)", 305
+        "Router with the learned planner (SFT then DPO over the extended library)", 120
     ),
     "router_learned_scenario": _learned(
         "Router with the learned planner on the scenario-aware state (ablation: the scenario tag and "
