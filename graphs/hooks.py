@@ -55,7 +55,8 @@ class Prepared:
 class AheadPart:
     """A part of a method's `prepare_ahead` work that reads nothing but the run's context (a method's
     `ahead_parts` hook lists them): `recgraph bench --workers N` runs each as a step of its own before
-    the `prepare_ahead` step, which then finds what it made in the dataset's cache."""
+    the `prepare_ahead` step, which then finds what it made on disk (the router's: in its training
+    world's cache)."""
 
     name: str
     """The part's name in the plan and in its progress rows (e.g. "training-world sasrec")."""

@@ -51,7 +51,9 @@ def one_time_markdown(methods: dict[str, dict[str, Any]]) -> str:
         "",
         "Each method's prepare step (training, warm-up, pools, planners). `ahead`: run in a process of "
         "its own while earlier methods were ranked (`--workers` ≥ 2); `in order`: in the run's "
-        "process before its ranking. CPU counts every thread of the step's process.",
+        "process before its ranking. CPU counts every thread of the step's process. A method "
+        "prepared in several steps (the learned router: its planner, and its training world's "
+        "models beside other work) shows their sums.",
         "",
         "| method | prepared | wall s | CPU s | longest phases (s) |",
         "|---|---|---|---|---|",

@@ -5,8 +5,8 @@ The batch runner over every method, local workers or a deployment is bench/run/r
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -20,7 +20,7 @@ from bench.run.preload import wait_preload
 from bench.run.records import result_record
 from bench.run.tracing import BenchTracing
 from graphs.concurrency import run_concurrently
-from graphs.hooks import Prepared, PrepareRequest
+from graphs.hooks import AheadPart, Prepared, PrepareRequest
 from graphs.registry import get_graph, hook, method_context
 from graphs.tracing import untraced
 from state.context import Context
@@ -156,13 +156,29 @@ def prepare_method(
     if prepare is None:
         return Prepared(ctx)
     request = prepare_request(method, cases, protocol, log, concurrency, ctx, on_phase)
-    try:
+    with preparing(method):
         wait_preload(method, context)  # started with the run (bench/run/preload.py)
         return prepare(request)
+
+
+@contextmanager
+def preparing(method: str) -> Iterator[None]:
+    """A crash inside the block is `method`'s, while preparing (`MethodCrashed`); other errors pass."""
+    try:
+        yield
     except Exception as error:
         if is_crash(error):
             raise MethodCrashed.of(method, None, error, "preparing") from error
         raise
+
+
+def run_ahead_part(method: str, context: Context, part: AheadPart) -> Prepared:
+    """Do `part` of `method`'s `prepare_ahead` work (`MethodSpec.ahead_parts`) on the run's `context`
+    with the method's overrides; a crash is the method's, while preparing (as in `prepare_method`)."""
+    ctx = method_context(method, context)
+    with preparing(method):
+        part.run(ctx)
+    return Prepared(ctx)
 
 
 def first_user_clock(started: float, first: list[float], hook: ProgressHook | None) -> ProgressHook:

@@ -123,8 +123,9 @@ class PrepareAhead:
     def _start_ready(self) -> None:
         """Start ready steps (their dependencies finished) while fewer than `workers` run, the
         longest chain of estimated work first (`PrepareStep.chain_cost`; in `make bench`'s run,
-        the item vectors and then the learned router's planner training, split off to start early),
-        then in the run's order; a step whose dependency failed fails with it."""
+        the learned router's training-world models, the item vectors and then its planner training,
+        split off to start early), then in the run's order; a step whose dependency failed fails
+        with it."""
         with self._lock:
             for step in start_order(self.steps.values()):
                 if len(self._busy) >= self.workers or self._closed.is_set():
@@ -169,12 +170,16 @@ class PrepareAhead:
             if ahead is None:
                 return result
             made = ahead.result()
-            for step in self.steps.values():
-                if step.part is not None and step.method == method:
-                    made = made.after(self.futures[step.name].result())
+            for part in self._parts(method):
+                made = made.after(self.futures[part.name].result())
             return result.after(made)
         finally:
-            self._end_rows(method)
+            for name in (method, *(part.row_prefix for part in self._parts(method))):
+                self._end_rows(name)  # a killed step's rows never got its "end"
+
+    def _parts(self, method: str) -> list[PrepareStep]:
+        """The steps doing parts of `method`'s `prepare_ahead` work (`PrepareStep.part`)."""
+        return [step for step in self.steps.values() if step.part is not None and step.method == method]
 
     def ranking_order(self, methods: Sequence[str]) -> Iterator[str]:
         """`methods` in the order the parent can rank them: the run's order, except that a method
@@ -232,10 +237,11 @@ class PrepareAhead:
             elif kind == "end":  # after the step's last row: rows it left open end with it
                 self._end_rows(payload)
 
-    def _end_rows(self, method: str) -> None:
-        """End the rows `method`'s step left open (e.g. a phase that stopped short of its total)."""
+    def _end_rows(self, name: str) -> None:
+        """End the rows a step named by `name` (its `row_prefix`) left open (e.g. a phase that stopped
+        short of its total)."""
         if self.phases is not None:
-            self.phases.end_all(prefix=f"{method} · ")
+            self.phases.end_all(prefix=f"{name} · ")
 
 
 @contextmanager

@@ -52,7 +52,8 @@ class PrepareStep:
     order: int = 0
     """The method's place in the run (the tie-break)."""
     hook: str = ""
-    """The `prepare_ahead` hook this step runs instead of the method's preparation (empty: that)."""
+    """The `prepare_ahead` hook this step runs instead of the method's preparation (empty: that, or
+    the step's `part`)."""
     part: AheadPart | None = None
     """The part of the method's `prepare_ahead` work this step does instead (`MethodSpec.ahead_parts`)."""
 
@@ -65,7 +66,7 @@ class PrepareStep:
         return ahead_name(self.method) if self.hook else self.method
 
     @property
-    def rows(self) -> str:
+    def row_prefix(self) -> str:
         """What its progress rows are named after: the method, or for a part the step (parts run side
         by side, and a step's end ends the rows under its name)."""
         return self.name if self.part is not None else self.method
@@ -92,7 +93,7 @@ def prerequisite_methods(method: str, context: Context) -> list[str]:
     return prerequisites(method_context(method, context))  # type: ignore[arg-type]
 
 
-def ahead_parts(method: str, context: Context) -> list[AheadPart]:
+def method_ahead_parts(method: str, context: Context) -> list[AheadPart]:
     """The parts of `method`'s `prepare_ahead` work that are steps of their own
     (`MethodSpec.ahead_parts` on `context` with the method's overrides), none without the hook."""
     parts = method_hook(method, "ahead_parts")
@@ -116,18 +117,22 @@ def planned_parts(
     return {
         part_name(method, part): (method, part)
         for method in leaders.values()
-        for part in ahead_parts(method, contexts(method))
+        for part in method_ahead_parts(method, contexts(method))
     }
 
 
-def dependencies(methods: Sequence[str], contexts: Callable[[str], Context]) -> dict[str, tuple[str, ...]]:
+def dependencies(
+    methods: Sequence[str],
+    contexts: Callable[[str], Context],
+    parts: dict[str, tuple[str, AheadPart]] | None = None,
+) -> dict[str, tuple[str, ...]]:
     """Step -> the steps it waits for. A method's step (for each of `methods` with a prepare hook)
     waits for its family's step before it, a router variant's for its prerequisites wherever they
     are in the run, and a method with a `prepare_ahead` hook for that step. Those steps wait for
     nothing but the first one of their hook in the run, which writes what they share; that one waits
-    for its parts (`planned_parts`), which wait for nothing."""
+    for its parts (`parts`: `planned_parts`, computed when not given), which wait for nothing."""
     stepped = [m for m in methods if METHODS[m].prepare]
-    parts = planned_parts(methods, contexts)
+    parts = planned_parts(methods, contexts) if parts is None else parts
     after: dict[str, tuple[str, ...]] = dict.fromkeys(parts, ())
     last: dict[str, str] = {}  # family -> its latest step so far
     first_ahead: dict[str, str] = {}  # prepare_ahead hook -> its first step
@@ -181,8 +186,8 @@ def plan_steps(
 ) -> dict[str, PrepareStep]:
     """Method -> its step, for every method of the run with a `prepare` hook, and the
     `ITEM_VECTORS` step when one of the run's methods reads item vectors."""
-    after = dependencies(methods, contexts)
     parts = planned_parts(methods, contexts)
+    after = dependencies(methods, contexts, parts)
     method_of = {name: parts[name][0] if name in parts else name.removesuffix(AHEAD) for name in after}
     if after and any(METHODS[m].item_vectors for m in methods):
         reads = {

@@ -19,7 +19,6 @@ from typing import Any
 
 from bench.run.prepare_plan import ITEM_VECTORS, PrepareStep
 from graphs.hooks import Prepared
-from graphs.registry import method_context
 from world.progress import clocked, phase_seconds, reporting
 
 _RELAY: Queue | None = None
@@ -58,20 +57,20 @@ class StepResult:
     process_rss_mb: float = 0.0
     """Its process's resident memory once the step was over and had given back what it freed."""
 
-    def after(self, ahead: StepResult) -> StepResult:
-        """This step's result with its method's `prepare_ahead` step's work added (that step ran
-        first), or a `prepare_ahead` step's with one of its parts' (`PrepareStep.part`): the
+    def after(self, earlier: StepResult) -> StepResult:
+        """This step's result with the work of a step that ran `earlier` for the same method added:
+        its `prepare_ahead` step, or for that step one of its parts (`PrepareStep.part`). The
         method's one-time work is all of them (wall seconds summed, though parts may have run side
-        by side), and the figures of what the ahead step made (e.g. `planner_training`, not
+        by side), and the figures of what the earlier step made (e.g. `planner_training`, not
         "reused") are its own."""
-        metrics = {**self.prepared.metrics, **ahead.prepared.metrics}
+        metrics = {**self.prepared.metrics, **earlier.prepared.metrics}
         return replace(
             self,
             prepared=Prepared(self.prepared.context, metrics),
-            one_time_work={**ahead.one_time_work, **self.one_time_work},
-            wall_seconds=ahead.wall_seconds + self.wall_seconds,
-            cpu_seconds=ahead.cpu_seconds + self.cpu_seconds,
-            process_peak_rss_mb=max(ahead.process_peak_rss_mb, self.process_peak_rss_mb),
+            one_time_work={**earlier.one_time_work, **self.one_time_work},
+            wall_seconds=earlier.wall_seconds + self.wall_seconds,
+            cpu_seconds=earlier.cpu_seconds + self.cpu_seconds,
+            process_peak_rss_mb=max(earlier.process_peak_rss_mb, self.process_peak_rss_mb),
         )
 
 
@@ -92,9 +91,10 @@ def start_process(relay: Queue, parent_pid: int, llm_cache: str | None) -> None:
     relay.put(("pid", os.getpid()))
 
 
-def relay_row(method: str) -> Callable[[str, int, int], None]:
-    """A reporter sending `method`'s rows to the parent, each label named after the method."""
-    prefix = f"{method} · "
+def relay_row(name: str) -> Callable[[str, int, int], None]:
+    """A reporter sending a step's rows to the parent, each label prefixed with `name` (the step's
+    `row_prefix`)."""
+    prefix = f"{name} · "
 
     def send(label: str, done: int, total: int) -> None:
         if _RELAY is not None:
@@ -116,19 +116,18 @@ def _embed_items(step: PrepareStep) -> Prepared:
 def run_step(step: PrepareStep) -> StepResult:
     """Prepare `step.method` in this process as the parent would (bench/run/invoke.py
     `prepare_method`), timing it; its failure goes back to the parent whole or as one line."""
-    from bench.run.invoke import prepare_method
+    from bench.run.invoke import prepare_method, run_ahead_part
     from bench.run.worker_process import portable
 
     started, cpu = time.perf_counter(), time.process_time()
-    send = relay_row(step.rows)
+    send = relay_row(step.row_prefix)
     hook_phases, hook_clock = clocked(send)
     try:
         with reporting(send):
             if step.method == ITEM_VECTORS:
                 prepared = _embed_items(step)
             elif step.part is not None:
-                step.part.run(method_context(step.method, step.context))
-                prepared = Prepared(step.context)
+                prepared = run_ahead_part(step.method, step.context, step.part)
             else:
                 log = RankedUsers(step.log_path, step.ranked)
                 which = "prepare_ahead" if step.hook else "prepare"
@@ -140,10 +139,10 @@ def run_step(step: PrepareStep) -> StepResult:
         raise portable(error) from None
     finally:
         if _RELAY is not None:
-            _RELAY.put(("end", step.rows))
+            _RELAY.put(("end", step.row_prefix))
         release_memory()
     work = phase_seconds(since=started)
-    prefix = f"{step.rows} · "
+    prefix = f"{step.row_prefix} · "
     work.update((label.removeprefix(prefix), s) for label, s in hook_clock.seconds().items())
     peak = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)  # kB on Linux
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu

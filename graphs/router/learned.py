@@ -118,13 +118,12 @@ def training_world_model_names(context: RouterContext) -> list[str]:
     return list(dict.fromkeys(models))
 
 
-def training_world_models(context: RouterContext, only: str = "") -> dict[str, dict[str, Any]]:
+def training_world_models(context: RouterContext) -> dict[str, dict[str, Any]]:
     """The training world's own SASRec, GRU4Rec and LightGCN for the trained tools of the run's
-    catalog (trained once, then read from the training world's cache), or model `only` of them: the
-    bench run's models learned every training interaction, the training tasks' targets included, so
-    their scores there would overrate SequentialSignal and GraphSignal; these learned only what
-    precedes the targets."""
-    models = [m for m in training_world_model_names(context) if not only or m == only]
+    catalog (trained once, then read from the training world's cache): the bench run's models learned
+    every training interaction, the training tasks' targets included, so their scores there would
+    overrate SequentialSignal and GraphSignal; these learned only what precedes the targets."""
+    models = training_world_model_names(context)
     if not models:
         return {}
     train_env = training_environment(get_environment(context.dataset))
@@ -137,13 +136,13 @@ def train_world_model(context: RouterContext, model: str) -> None:
     ctx = training_context(context)
     train_env = training_environment(get_environment(ctx.dataset))
     if missing_models(train_env, ctx, [model]):
-        training_world_models(ctx, only=model)
+        train_models(train_env, ctx, [model])
 
 
 def ahead_parts(context: RouterContext) -> list[AheadPart]:
-    """The training world's models the planner's trajectories read (`training_world_model_names`),
-    each a part of `train_ahead` of its own: three single-threaded trainings that can run beside
-    other steps, leaving the planner's step only their cached weights to read."""
+    """The training world's models the planner's trajectories read (`training_world_model_names`:
+    none to three), each a part of `train_ahead` of its own: single-threaded trainings that can run
+    beside other steps, leaving the planner's step only their cached weights to read."""
     return [
         AheadPart(
             f"training-world {model}",

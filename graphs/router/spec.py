@@ -36,7 +36,8 @@ def router_calls(context: RouterContext, candidates: int) -> CallPlan:
     steps = context.chainrec_max_steps
     planner = steps + 1 if context.chainrec_planner == "llm" else 0
     note = (
-        "plus the prerequisites' prepare (MemRec Stage W warm-up, AMEM4Rec pool and AgentCF memory training)"
+        "plus the prerequisites' prepare (MemRec Stage W warm-up, AMEM4Rec pool and AgentCF memory "
+        "training)"
     )
     return CallPlan(steps + 1 + planner, at_most=True, note=note if context.router_method_tools else "")
 
@@ -75,13 +76,9 @@ def _learned(summary: str, cost: float, **overrides: Any) -> MethodSpec:
     learned = f"{ROUTER_LEARNS}; {PLANNER_TRAINING}"
     evidence = replace(spec.evidence, learns_from=learned) if spec.evidence else None
     return replace(
-        spec,
-        trained_state=TRAINED_PLANNER,
-        evidence=evidence,
-        prepare_ahead=PLANNER_AHEAD,
-        ahead_parts=PLANNER_PARTS,
-        prepare_cost=cost,
-    )
+        spec, trained_state=TRAINED_PLANNER, evidence=evidence, prepare_ahead=PLANNER_AHEAD,
+        ahead_parts=PLANNER_PARTS, prepare_cost=cost,
+    )  # fmt: skip
 
 
 METHODS: dict[str, MethodSpec] = {

@@ -70,8 +70,8 @@ def test_learned_planners_train_ahead_beside_the_prerequisites() -> None:
     assert ahead.after == (*parts, ITEM_VECTORS) and not steps["router_learned"].hook
     sasrec = steps[parts[0]]
     assert sasrec.method == "router_learned" and sasrec.part is not None and not sasrec.hook
-    assert sasrec.after == () and sasrec.rows == parts[0]  # its rows are its own, beside the others'
-    assert ahead.rows == "router_learned"
+    assert sasrec.after == () and sasrec.row_prefix == parts[0]  # its rows are its own, beside the others'
+    assert ahead.row_prefix == "router_learned"
     # the parts and the item vectors head the longest chains of work: each its own estimate plus the
     # planner training's chain
     for name in (*parts, ITEM_VECTORS):
@@ -189,7 +189,7 @@ def test_steps_ahead_rank_as_the_steps_in_order(
     assert ahead["popularity"]["setup_seconds"]["prepared"] == "in order"
     assert serial["memrec"]["setup_seconds"]["prepared"] == "in order"
     assert any(label == "memrec · Stage W" for label, _, _ in rows)  # the step's rows reached the parent
-    # 12 steps (the item vectors, 5 methods', 2 planners ahead, the training world's 3 models): 2
+    # 12 steps (the item vectors, 6 methods', 2 planners ahead, the training world's 3 models): 2
     # processes, then one more after each step (the last one's may come after the run closed)
     assert len(started) >= 2 + 11
     # the learned routers' planners trained ahead, and their methods' steps found the checkpoints
