@@ -104,8 +104,8 @@ class PrepareAhead:
 
     def _step_done(self, slot: int, future: Future) -> None:
         """Free `slot`, retiring its process when the step left it holding more than
-        `RETIRE_RSS_MB` (or broken), then start what became ready. (A `prepare_ahead` step also
-        starts in a fresh process: it is a training of its own, the heaviest of the run.)"""
+        `RETIRE_RSS_MB` (or broken), then start what became ready (a step with
+        `PrepareStep.fresh_process` retires a used process first)."""
         with self._lock:
             del self._busy[slot]
             failed = future.cancelled() or future.exception() is not None
@@ -140,7 +140,7 @@ class PrepareAhead:
                     self.futures[step.name] = failed
                     continue
                 slot = next(i for i in range(self.workers) if i not in self._busy)
-                if step.hook and slot in self._used:  # a heavy training of its own: a fresh process
+                if step.fresh_process and slot in self._used:
                     self._retire(slot)
                 self._used.add(slot)
                 try:

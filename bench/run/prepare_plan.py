@@ -66,6 +66,13 @@ class PrepareStep:
         return ahead_name(self.method) if self.hook else self.method
 
     @property
+    def fresh_process(self) -> bool:
+        """Whether it starts in a process that ran no step before (bench/run/prepare_ahead.py): a
+        `prepare_ahead` step and its parts are trainings of their own, the heaviest of the run,
+        whose peak would otherwise stack on what an earlier step left behind."""
+        return bool(self.hook) or self.part is not None
+
+    @property
     def row_prefix(self) -> str:
         """What its progress rows are named after: the method, or for a part the step (parts run side
         by side, and a step's end ends the rows under its name)."""

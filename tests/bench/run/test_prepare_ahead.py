@@ -72,6 +72,9 @@ def test_learned_planners_train_ahead_beside_the_prerequisites() -> None:
     assert sasrec.method == "router_learned" and sasrec.part is not None and not sasrec.hook
     assert sasrec.after == () and sasrec.row_prefix == parts[0]  # its rows are its own, beside the others'
     assert ahead.row_prefix == "router_learned"
+    # the trainings of their own start in fresh processes; the methods' own steps in any
+    assert ahead.fresh_process and all(steps[part].fresh_process for part in parts)
+    assert not steps["router_learned"].fresh_process and not steps["memrec"].fresh_process
     # the parts and the item vectors head the longest chains of work: each its own estimate plus the
     # planner training's chain
     for name in (*parts, ITEM_VECTORS):
