@@ -164,17 +164,18 @@ class PrepareAhead:
             return None
         while method not in self.futures:  # its dependencies are still running
             time.sleep(0.05)
+        parts = self._parts(method)
         try:
             result = self.futures[method].result()
             ahead = self.futures.get(ahead_name(method))
             if ahead is None:
                 return result
             made = ahead.result()
-            for part in self._parts(method):
+            for part in parts:
                 made = made.after(self.futures[part.name].result())
             return result.after(made)
         finally:
-            for name in (method, *(part.row_prefix for part in self._parts(method))):
+            for name in (method, *(part.row_prefix for part in parts)):
                 self._end_rows(name)  # a killed step's rows never got its "end"
 
     def _parts(self, method: str) -> list[PrepareStep]:
