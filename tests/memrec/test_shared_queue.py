@@ -125,10 +125,13 @@ def test_a_killed_writers_leased_job_is_applied_once_by_another(
 ) -> None:
     folder, path, graph = shared_ring
     jobs = make_jobs(20)
-    producer = MemoryWriter(graph, workers=0)
-    producer.submit_many(jobs)  # job-0 first: the child claims it first, and stalls in it
     child = spawn(tmp_path / "home", postgres_url, str(folder), str(path), "2", "1", "job-0")
     assert child.stdin is not None and child.stdout is not None
+    # Queued only once the child said "ready": its worker claims from the start, and a job queued
+    # earlier could make it say "holding" first. job-0 is queued first, so the child (the only
+    # claimer) takes it first and stalls in it.
+    producer = MemoryWriter(graph, workers=0)
+    producer.submit_many(jobs)
     child.stdin.write("go\n")
     child.stdin.flush()
     assert child.stdout.readline().strip() == "holding"
