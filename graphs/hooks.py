@@ -53,7 +53,7 @@ class Prepared:
 
 @dataclass(frozen=True)
 class AheadPart:
-    """A part of a method's `prepare_ahead` work that reads nothing but the run's context (a method's
+    """A part of a method's `prepare_ahead` work that reads nothing another step writes (a method's
     `ahead_parts` hook lists them): `recgraph bench --workers N` runs each as a step of its own before
     the `prepare_ahead` step, which then finds what it made on disk (the router's: in its training
     world's cache)."""
@@ -63,9 +63,10 @@ class AheadPart:
     cost: float
     """About its CPU seconds in `make bench`'s run (as `MethodSpec.prepare_cost`: only the order in
     which ready steps start reads it)."""
-    run: Callable[[Context], None]
-    """Does the part for the method's context (picklable: a module-level function or a `partial`
-    of one; it runs in the step's process)."""
+    run: Callable[[PrepareRequest], object]
+    """Does the part for the run (the request its method's `prepare_ahead` step gets; picklable: a
+    module-level function or a `partial` of one; it runs in the step's process). What it returns is
+    not read."""
 
 
 @dataclass(frozen=True)

@@ -172,12 +172,21 @@ def preparing(method: str) -> Iterator[None]:
         raise
 
 
-def run_ahead_part(method: str, context: Context, part: AheadPart) -> Prepared:
-    """Do `part` of `method`'s `prepare_ahead` work (`MethodSpec.ahead_parts`) on the run's `context`
-    with the method's overrides; a crash is the method's, while preparing (as in `prepare_method`)."""
+def run_ahead_part(
+    method: str,
+    cases: Sequence[EvalCase],
+    protocol: Protocol,
+    log: ResultsLog,
+    concurrency: int,
+    context: Context,
+    part: AheadPart,
+) -> Prepared:
+    """Do `part` of `method`'s `prepare_ahead` work (`MethodSpec.ahead_parts`) for the run, told it
+    as the `prepare_ahead` step is (`prepare_request`, the method's overrides applied); a crash is the
+    method's, while preparing (as in `prepare_method`)."""
     ctx = method_context(method, context)
     with preparing(method):
-        part.run(ctx)
+        part.run(prepare_request(method, cases, protocol, log, concurrency, ctx))
     return Prepared(ctx)
 
 

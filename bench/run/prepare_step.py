@@ -124,17 +124,15 @@ def run_step(step: PrepareStep) -> StepResult:
     hook_phases, hook_clock = clocked(send)
     try:
         with reporting(send):
+            log = RankedUsers(step.log_path, step.ranked)
+            run = step.method, step.cases, step.protocol, log, step.concurrency, step.context
             if step.method == ITEM_VECTORS:
                 prepared = _embed_items(step)
             elif step.part is not None:
-                prepared = run_ahead_part(step.method, step.context, step.part)
+                prepared = run_ahead_part(*run, step.part)  # type: ignore[arg-type]
             else:
-                log = RankedUsers(step.log_path, step.ranked)
                 which = "prepare_ahead" if step.hook else "prepare"
-                prepared = prepare_method(
-                    step.method, step.cases, step.protocol, log, step.concurrency, step.context,  # type: ignore[arg-type]
-                    hook_phases, which,
-                )  # fmt: skip
+                prepared = prepare_method(*run, hook_phases, which)  # type: ignore[arg-type]
     except BaseException as error:
         raise portable(error) from None
     finally:

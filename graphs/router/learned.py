@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, replace
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -57,11 +56,11 @@ from agents.router.catalog import fetch_for, router_catalog, router_costs, unava
 from agents.router.method_tools import graph_signal, sequential_signal
 from agents.router.method_tools.agent_memories import NAME as AGENT_MEMORIES
 from agents.router.method_tools.pattern_memories import NAME as PATTERN_MEMORIES
-from agents.router.method_tools.trained_models import missing_models, train_models
+from agents.router.method_tools.trained_models import train_models
 from agents.router.rules import RouterRulePlanner
 from graphs.chainrec.learned import phase_progress, train_config, training_summary
 from graphs.chainrec.learned import trajectory_config as chainrec_trajectory_config
-from graphs.hooks import AheadPart, Prepared, PrepareRequest, ProgressCallback
+from graphs.hooks import Prepared, PrepareRequest, ProgressCallback
 from state.router.context import RouterContext
 from world.environment import get_environment
 
@@ -80,8 +79,6 @@ MASKED = {
 """Tools the router's trajectories leave out, with why (the learned router never picks them)."""
 TRAINED_TOOLS = (sequential_signal, graph_signal)
 """Method tools that read a trained baseline: in the training world, its own copy of the model."""
-WORLD_MODEL_COSTS = {"sasrec": 70.0, "gru4rec": 30.0, "lightgcn": 45.0}
-"""About the CPU seconds of each training-world model in `make bench`'s run (`AheadPart.cost`)."""
 TOOL_KNOBS = (
     "chainrec_", "memrec_", "arag_", "router_collaborative", "router_sequential", "itemknn_", "bpr_",
     "embedding_", "sasrec_", "gru4rec_", "lightgcn_", "llmrank_",
@@ -128,29 +125,6 @@ def training_world_models(context: RouterContext) -> dict[str, dict[str, Any]]:
         return {}
     train_env = training_environment(get_environment(context.dataset))
     return train_models(train_env, context, models)
-
-
-def train_world_model(context: RouterContext, model: str) -> None:
-    """One part of `train_ahead` (`ahead_parts`): the training world's `model`, trained into the
-    training world's cache (nothing when it is there already) for the step that trains the planner."""
-    ctx = training_context(context)
-    train_env = training_environment(get_environment(ctx.dataset))
-    if missing_models(train_env, ctx, [model]):
-        train_models(train_env, ctx, [model])
-
-
-def ahead_parts(context: RouterContext) -> list[AheadPart]:
-    """The training world's models the planner's trajectories read (`training_world_model_names`:
-    none to three), each a part of `train_ahead` of its own: single-threaded trainings that can run
-    beside other steps, leaving the planner's step only their cached weights to read."""
-    return [
-        AheadPart(
-            f"training-world {model}",
-            WORLD_MODEL_COSTS.get(model, 1.0),
-            partial(train_world_model, model=model),
-        )
-        for model in training_world_model_names(training_context(context))
-    ]
 
 
 def row_library(context: RouterContext, candidates: int) -> RowLibrary:

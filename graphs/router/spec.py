@@ -20,7 +20,7 @@ baselines' models, AgentCF's memories) before ranking."""
 PLANNER_AHEAD = "graphs.router.learned:train_ahead"
 """The learned planners' training, which reads none of the prerequisites' files: a `--workers` run
 starts it beside them."""
-PLANNER_PARTS = "graphs.router.learned:ahead_parts"
+PLANNER_PARTS = "graphs.router.ahead_parts:ahead_parts"
 """The training world's SASRec, GRU4Rec and LightGCN, which the planners' trajectories read: a
 `--workers` run trains each in a step of its own before the planner's."""
 TRAINED_PLANNER = (

@@ -21,7 +21,9 @@ from agents.chainrec.online.tool_agent import Episode
 from agents.router.catalog import METHOD_TOOLS, PREREQUISITES, router_catalog, router_costs, unavailable_tools
 from agents.router.method_tools.graph_signal import graph_signal
 from agents.router.method_tools.sequential_signal import model_names, sequential_signal
-from graphs.router.learned import ahead_parts, training_world_models
+from graphs.hooks import PrepareRequest
+from graphs.router.ahead_parts import WORLD_MEMORIES, ahead_parts
+from graphs.router.learned import training_world_models
 from graphs.router.prepare import prerequisites
 from state.baselines.context import BaselinesContext
 from state.router.context import RouterContext
@@ -146,24 +148,25 @@ def test_the_training_world_models_are_parts_of_the_planners_step(catalog: str) 
     train_env = training_environment(env)
     ctx = router_context(catalog)
     knobs = BaselinesContext(dataset=catalog, **{"seed": 3, **SMALL})
-    parts = ahead_parts(ctx)
+    parts = [p for p in ahead_parts(ctx) if p.name != WORLD_MEMORIES]  # tests/router/test_world_memories.py
     assert [p.name for p in parts] == [
         "training-world sasrec",
         "training-world gru4rec",
         "training-world lightgcn",
     ]
     assert [p.name for p in ahead_parts(router_context(catalog, router_sequential="gru4rec"))] == [
-        "training-world gru4rec", "training-world lightgcn"
+        "training-world gru4rec", "training-world lightgcn", WORLD_MEMORIES
     ]  # fmt: skip
-    assert ahead_parts(router_context(catalog, router_method_tools=False)) == []  # no trained tool
-    parts[1].run(ctx)
+    assert ahead_parts(router_context(catalog, router_method_tools=False)) == []  # no method tool
+    request = PrepareRequest("router_learned", [], "classic", {}, Path(catalog), 1, ctx)
+    parts[1].run(request)
     trained = [name for name in ("sasrec", "gru4rec", "lightgcn") if is_trained(train_env, knobs, name)]
     assert trained == ["gru4rec"] and not is_trained(env, knobs, "gru4rec")
     for part in parts:
-        part.run(ctx)
+        part.run(request)
     files = {name: model_file(train_env, knobs, name) for name in ("sasrec", "gru4rec", "lightgcn")}
     written = {name: path.stat().st_mtime_ns for name, path in files.items()}
     for part in parts:  # a part finding its model in the cache trains nothing
-        part.run(ctx)
+        part.run(request)
     assert {name: path.stat().st_mtime_ns for name, path in files.items()} == written
     assert set(training_world_models(ctx)) == set(files)

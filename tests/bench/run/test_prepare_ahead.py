@@ -23,7 +23,7 @@ from bench.run.prepare_plan import (
 )
 from bench.run.runner import run_benchmark
 from graphs.registry import METHODS
-from graphs.router.learned import WORLD_MODEL_COSTS
+from graphs.router.ahead_parts import WORLD_MEMORIES, WORLD_MEMORIES_COST, WORLD_MODEL_COSTS
 from state.context import Context
 from state.router.context import RouterContext
 from tests.baselines.test_trained import SMALL
@@ -51,10 +51,11 @@ def test_steps_wait_for_their_family_and_a_routers_prerequisites() -> None:
 def test_learned_planners_train_ahead_beside_the_prerequisites() -> None:
     run = ["memrec", "router_learned", "router_learned_scenario", "router_learned_no_cost"]
     after = dependencies(run, lambda method: Context(dataset="ml-100k"))
-    # the planner training waits for no prerequisite, only for the training world's three models,
-    # each trained in a step of its own that waits for nothing; the first one writes the shared
-    # trajectories, then the other two train side by side
+    # the planner training waits for no prerequisite, only for the training world's three models
+    # and memory vectors, each made in a step of its own that waits for nothing; the first one
+    # writes the shared trajectories, then the other two train side by side
     parts = tuple(f"router_learned (training-world {m})" for m in ("sasrec", "gru4rec", "lightgcn"))
+    parts += (f"router_learned ({WORLD_MEMORIES})",)
     assert all(after[part] == () for part in parts)
     assert after["router_learned (ahead)"] == parts
     assert after["router_learned_scenario (ahead)"] == ("router_learned (ahead)",)
@@ -114,9 +115,10 @@ def test_a_long_step_nothing_waits_for_starts_before_shorter_chains_earlier_in_t
     # every part starts before the planner's step, the larger estimate first; the pool ablation that
     # trains apart from the others comes before the shorter memrec and chainrec chains that come
     # first in the run
-    parts = [
-        f"router_learned (training-world {m})" for m in sorted(WORLD_MODEL_COSTS, key=WORLD_MODEL_COSTS.get)
-    ]
+    costs = {f"training-world {m}": cost for m, cost in WORLD_MODEL_COSTS.items()}
+    costs[WORLD_MEMORIES] = WORLD_MEMORIES_COST
+    parts = [f"router_learned ({name})" for name in sorted(costs, key=costs.__getitem__)]
+    assert len(set(costs.values())) == len(costs)  # no tie: the order below is the estimates' alone
     assert order[0] == parts[-1]
     assert [order.index(p) for p in reversed(parts)] == sorted(order.index(p) for p in parts)
     assert max(order.index(p) for p in parts) < order.index("router_learned (ahead)")
@@ -192,9 +194,10 @@ def test_steps_ahead_rank_as_the_steps_in_order(
     assert ahead["popularity"]["setup_seconds"]["prepared"] == "in order"
     assert serial["memrec"]["setup_seconds"]["prepared"] == "in order"
     assert any(label == "memrec · Stage W" for label, _, _ in rows)  # the step's rows reached the parent
-    # 12 steps (the item vectors, 6 methods', 2 planners ahead, the training world's 3 models): 2
-    # processes, then one more after each step (the last one's may come after the run closed)
-    assert len(started) >= 2 + 11
+    # 13 steps (the item vectors, 6 methods', 2 planners ahead, the training world's 3 models and its
+    # memory vectors): 2 processes, then one more after each step (the last one's may come after the
+    # run closed)
+    assert len(started) >= 2 + 12
     # the learned routers' planners trained ahead, and their methods' steps found the checkpoints
     # (one per cost weight, as in order) instead of training another
     learned = ahead["router_learned"]["setup_seconds"]["one_time_work"]
@@ -206,6 +209,8 @@ def test_steps_ahead_rank_as_the_steps_in_order(
     assert any(
         label == "router_learned (training-world lightgcn) · lightgcn training" for label, _, _ in rows
     )
+    assert any(label == f"router_learned ({WORLD_MEMORIES}) · read ahead" for label, _, _ in rows)
+    assert "read ahead" in learned and "read ahead" not in serial_work  # the part's, counted
     checkpoints = {
         workers: sorted(
             p.parent.name
