@@ -181,9 +181,10 @@ class MethodSpec:
     by side (bench/run/prepare_plan.py). Empty: none."""
     ahead_parts: Hook = ""
     """(context) -> list[AheadPart]: parts of the `prepare_ahead` work that read nothing another part
-    or step writes (the learned router's training-world SASRec, GRU4Rec and LightGCN), each a step of
-    its own under `recgraph bench --workers N` that the first `prepare_ahead` step of the run waits
-    for; that step then reads what they made instead of doing it in its own process. Empty: none."""
+    or step writes (the learned router's training-world SASRec, GRU4Rec and LightGCN, and the memory
+    vectors its trajectories read), each a step of its own under `recgraph bench --workers N` that
+    the first `prepare_ahead` step of the run waits for; that step then reads what they made instead
+    of doing it in its own process. Empty: none."""
     prepare_cost: float = 1.0
     """About how many CPU seconds its one-time work takes (its `prepare_ahead` step's when it has
     one), as measured in `make bench`'s run (ml-100k, 200 users, report.md's one-time work table).

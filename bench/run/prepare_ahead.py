@@ -17,9 +17,9 @@ What reads no other step's files is split off: a method's `prepare_ahead` hook (
 routers' planner training, in a training world of their own) is a step of its own that starts with
 the run; the method's step waits for it and finds its checkpoint. The learned routers share their
 trajectories, so the first one's ahead step goes first and the others then run side by side. That
-first one's parts (`MethodSpec.ahead_parts`: the training world's SASRec, GRU4Rec and LightGCN) are
-steps of their own before it, so the trainings run beside other steps and the planner's step starts
-in a fresh process that only reads their weights.
+first one's parts (`MethodSpec.ahead_parts`: the training world's SASRec, GRU4Rec and LightGCN, and
+the memory vectors its MemoryNeighbourhood reads) are steps of their own before it, so that work runs
+beside other steps and the planner's step starts in a fresh process that only reads what they made.
 
 Each step runs the same code, single-threaded as in the parent, so the weights, pools and
 memories are the ones a `--workers 1` run makes (tests/bench/run/test_prepare_ahead.py). A step
@@ -123,7 +123,7 @@ class PrepareAhead:
     def _start_ready(self) -> None:
         """Start ready steps (their dependencies finished) while fewer than `workers` run, the
         longest chain of estimated work first (`PrepareStep.chain_cost`; in `make bench`'s run,
-        the learned router's training-world models, the item vectors and then its planner training,
+        the learned router's training-world parts, the item vectors and then its planner training,
         split off to start early), then in the run's order; a step whose dependency failed fails
         with it."""
         with self._lock:
