@@ -105,6 +105,15 @@ def test_threads_never_change_a_vector(monkeypatch: pytest.MonkeyPatch) -> None:
     assert float(one[0] @ one[6]) < 0.99
 
 
+def test_a_released_encoder_is_loaded_again_with_the_same_vectors() -> None:
+    before = embed_texts(ODD_TEXTS)
+    assert embeddings._onnx_model.cache_info().currsize == 1
+    embeddings.release_encoder()
+    assert embeddings._onnx_model.cache_info().currsize == 0  # its session and buffers are dropped
+    assert np.array_equal(embed_texts(ODD_TEXTS), before)  # loaded again: the same bits
+    assert embeddings._onnx_model.cache_info().currsize == 1
+
+
 def test_the_encoder_env_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(ENCODER_ENV, raising=False)
     assert encoder_name() == "onnx"

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from world.errors import RecgraphError
+from world.heap import give_back
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -91,6 +92,18 @@ def embedding_threads() -> int:
         return int(configured)
     idle = cores - os.getloadavg()[0] + _last_threads
     return max(1, min(cores, int(idle)))
+
+
+def release_encoder() -> None:
+    """Drop this process's MiniLM encoder (the ONNX session or the torch model, with their buffers)
+    and give their memory back (`world.heap.give_back`). The next embedding call loads it again, the
+    same weights giving the same vectors. For a process whose next work reads only vectors it already
+    has: the planners' training after `warm_embeddings` (agents/chainrec/offline/policy_train.py),
+    whose peak would otherwise hold the encoder's few hundred MB."""
+    with _model_lock:  # a call under way keeps its model until it returns
+        _onnx_model.cache_clear()
+        _torch_model.cache_clear()
+    give_back()
 
 
 def batch_size_for(count: int) -> int:

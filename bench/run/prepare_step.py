@@ -4,9 +4,6 @@ its progress rows sent to the parent, its result (or failure) sent back."""
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import gc
 import os
 import resource
 import signal
@@ -19,6 +16,7 @@ from typing import Any
 
 from bench.run.prepare_plan import ITEM_VECTORS, PrepareStep
 from graphs.hooks import Prepared
+from world.heap import give_back
 from world.progress import clocked, phase_seconds, reporting
 
 _RELAY: Queue | None = None
@@ -157,11 +155,9 @@ def resident_mb() -> float:
 
 
 def release_memory() -> None:
-    """Give what a finished step freed back to the system: the process lives on for the next step,
-    and glibc keeps freed heap pages (a trained model's tensors, a pool's arrays) otherwise."""
-    gc.collect()
-    with contextlib.suppress(OSError, AttributeError):  # not glibc (musl, macOS): nothing to trim
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    """Give what a finished step freed back to the system (`world.heap.give_back`): the process lives
+    on for the next step."""
+    give_back()
 
 
 def ahead_setup(result: StepResult) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import torch
 
 from agents.chainrec.offline.policy_data import best_chain, preference_pairs, prefers
 from agents.chainrec.offline.policy_train import TrainConfig, dpo_loss, train_policy, trajectory_log_probs
+from world import embeddings
 
 FAST = TrainConfig(
     hidden=32,
@@ -94,3 +95,13 @@ def test_training_is_reproducible(toy_trajectory_rows: Callable[..., list[dict[s
         toy_trajectory_rows(8), max_steps=3, lam=0.01, config=TrainConfig(**{**FAST.as_dict(), "seed": 1})
     )
     assert not np.array_equal(first.sft.w1, other.sft.w1)
+
+
+def test_training_gives_the_encoder_back_once_its_lines_are_embedded(
+    toy_trajectory_rows: Callable[..., list[dict[str, Any]]],
+) -> None:
+    embeddings.embed_texts(["loaded before the training"])
+    assert embeddings._onnx_model.cache_info().currsize == 1
+    result = train_policy(toy_trajectory_rows(6), max_steps=3, lam=0.01, config=FAST)
+    # the state vectors read only the lines embedded first: the encoder left before the training
+    assert result.sft is not None and embeddings._onnx_model.cache_info().currsize == 0

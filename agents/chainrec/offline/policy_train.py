@@ -33,6 +33,7 @@ from agents.chainrec.offline.routing_signal import cross_fit, signal_of
 from agents.chainrec.offline.train_config import TrainConfig, chosen_expert, expert_rule, task_pairs
 from agents.chainrec.online.features import feature_dim
 from agents.chainrec.online.policy import ActionSpace, PolicyWeights
+from world.embeddings import release_encoder
 
 
 class Policy(nn.Module):
@@ -171,6 +172,7 @@ def train_policy(
 def _train(rows, max_steps, lam, config, sft_only, on_progress, space) -> TrainResult:  # type: ignore[no-untyped-def]
     torch.manual_seed(config.seed)
     warm_embeddings(rows)
+    release_encoder()  # what follows reads only these vectors: the encoder's memory leaves the peak
     train, heldout = split_rows(rows, config.heldout_fraction, config.seed)
     table = StateTable(max_steps, space, planner_state=config.state)
     chosen = [rows[n] for n in train]
