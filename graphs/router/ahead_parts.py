@@ -7,8 +7,9 @@ what it made on disk instead of doing it in its own process.
   (`train_world_model`): single-threaded trainings, saved in the training world's own cache.
 - The memory vectors MemoryNeighbourhood's curations read in the training world
   (`read_world_memories`): the training tasks' curations run once, as the trajectories will run
-  them, so the memories they read are embedded here and kept in the shared vector store. Without
-  it the planner's step loaded MiniLM for them (about 300 MB of its peak on the ML-1M-sized catalog).
+  them, so the memories they read are embedded here and kept in the shared vector store; the
+  planner's step finds them instead of embedding them (4,912 on the ML-1M-sized catalog, about two
+  minutes of its CPU). Its peak is the training's own (policy_train.py gives the encoder back).
 
 A part changes no result: the weights are the same bits whoever trains them, and each memory text is
 embedded on its own (`world.vector_memo.embed_each`), so a found vector is the one a lazy read embeds.
