@@ -36,6 +36,12 @@ PROGRESS_LABEL = "read ahead"
 """The phase's progress label (users whose curation reads are done)."""
 
 
+def reads_ahead(ctx: MemRecContext) -> bool:
+    """Whether curation's reads can be read ahead: the collaborative read on, and the curation
+    candidate-agnostic (a candidate-aware one reads what the candidates decide)."""
+    return ctx.memrec_use_read and ctx.memrec_curation != "candidates"
+
+
 def read_ahead(
     env: Environment,
     ctx: MemRecContext,
@@ -45,7 +51,7 @@ def read_ahead(
 ) -> dict[str, Any]:
     """Read what `users`' curations and ReRank's user memory will read (see the module docstring);
     returns metrics.json's `read_ahead` figures (empty when nothing is read ahead)."""
-    if not ctx.memrec_use_read or ctx.memrec_curation == "candidates" or not users:
+    if not reads_ahead(ctx) or not users:
         return {}
     # Once per memory and set of users: the router's variants run this hook again on the same
     # memory (their prerequisite), and would only redo the curations

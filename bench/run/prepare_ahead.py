@@ -58,7 +58,7 @@ from world.progress import OpenPhases
 from world.results_log import ResultsLog
 
 RETIRE_RSS_MB = 900.0
-"""A step process still holding more than this after its step (and `release_memory`) is replaced
+"""A step process still holding more than this after its step (and `world.heap.give_back`) is replaced
 by a fresh one: what a heavy step leaves behind (torch's allocator, a training world's caches)
 would otherwise add to the next step's peak, and one process's peak is the run's."""
 

@@ -136,7 +136,7 @@ def run_step(step: PrepareStep) -> StepResult:
     finally:
         if _RELAY is not None:
             _RELAY.put(("end", step.row_prefix))
-        release_memory()
+        give_back()  # the process lives on for the next step
     work = phase_seconds(since=started)
     prefix = f"{step.row_prefix} · "
     work.update((label.removeprefix(prefix), s) for label, s in hook_clock.seconds().items())
@@ -152,12 +152,6 @@ def resident_mb() -> float:
     except OSError:
         return 0.0
     return round(pages * os.sysconf("SC_PAGE_SIZE") / 2**20, 1)
-
-
-def release_memory() -> None:
-    """Give what a finished step freed back to the system (`world.heap.give_back`): the process lives
-    on for the next step."""
-    give_back()
 
 
 def ahead_setup(result: StepResult) -> dict[str, Any]:

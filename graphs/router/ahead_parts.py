@@ -22,7 +22,7 @@ from functools import partial
 from agents.chainrec.offline.training_env import training_environment
 from agents.chainrec.offline.training_tasks import training_tasks
 from agents.memrec.read_ahead import PROGRESS_LABEL as READ_AHEAD
-from agents.memrec.read_ahead import read_ahead
+from agents.memrec.read_ahead import read_ahead, reads_ahead
 from agents.router.catalog import router_catalog
 from agents.router.method_tools import memory_neighbourhood
 from agents.router.method_tools.support import knobs
@@ -53,13 +53,10 @@ def train_world_model(request: PrepareRequest, model: str) -> None:
 
 def reads_world_memories(context: RouterContext) -> bool:
     """Whether the planner's trajectories read MemRec memories that a part can read ahead:
-    MemoryNeighbourhood in the run's catalog, the collaborative read on, and the curation
-    candidate-agnostic (a candidate-aware one reads what the candidates decide; `read_ahead`)."""
+    MemoryNeighbourhood in the run's catalog, and curation reads that `reads_ahead` allows."""
     ctx = training_context(context)
-    memrec = knobs(ctx, MemRecContext)
     names = {spec.name for spec in router_catalog(ctx)}
-    candidate_agnostic = memrec.memrec_curation != "candidates"
-    return memory_neighbourhood.NAME in names and memrec.memrec_use_read and candidate_agnostic
+    return memory_neighbourhood.NAME in names and reads_ahead(knobs(ctx, MemRecContext))
 
 
 def read_world_memories(request: PrepareRequest) -> dict[str, int]:
