@@ -59,13 +59,16 @@ class StepResult:
         """This step's result with the work of a step that ran `earlier` for the same method added:
         its `prepare_ahead` step, or for that step one of its parts (`PrepareStep.part`). The
         method's one-time work is all of them (wall seconds summed, though parts may have run side
-        by side), and the figures of what the earlier step made (e.g. `planner_training`, not
-        "reused") are its own."""
+        by side; a phase both steps report, e.g. "user-memory vectors", also summed), and the figures
+        of what the earlier step made (e.g. `planner_training`, not "reused") are its own."""
         metrics = {**self.prepared.metrics, **earlier.prepared.metrics}
+        work = dict(earlier.one_time_work)
+        for label, seconds in self.one_time_work.items():
+            work[label] = work.get(label, 0.0) + seconds
         return replace(
             self,
             prepared=Prepared(self.prepared.context, metrics),
-            one_time_work={**earlier.one_time_work, **self.one_time_work},
+            one_time_work=work,
             wall_seconds=earlier.wall_seconds + self.wall_seconds,
             cpu_seconds=earlier.cpu_seconds + self.cpu_seconds,
             process_peak_rss_mb=max(earlier.process_peak_rss_mb, self.process_peak_rss_mb),

@@ -21,7 +21,9 @@ from bench.run.prepare_plan import (
     plan_steps,
     start_order,
 )
+from bench.run.prepare_step import StepResult
 from bench.run.runner import run_benchmark
+from graphs.hooks import Prepared
 from graphs.registry import METHODS
 from graphs.router.ahead_parts import WORLD_MEMORIES, WORLD_MEMORIES_COST, WORLD_MODEL_COSTS
 from state.context import Context
@@ -96,6 +98,25 @@ def test_steps_reading_item_vectors_wait_for_them_to_be_embedded_once() -> None:
     chain = ITEM_VECTORS_COST + METHODS["memrec"].prepare_cost + METHODS["memrec_no_write"].prepare_cost
     assert METHODS["memrec_no_write"].prepare_cost > METHODS["router_fixed"].prepare_cost
     assert steps[ITEM_VECTORS].chain_cost == chain
+
+
+def test_a_methods_steps_add_up_to_its_one_time_work() -> None:
+    ctx = Context(dataset="ml-100k")
+    part = StepResult(
+        Prepared(ctx, {"part": 1}), {"user-memory vectors": 19.5, "read ahead": 18.0}, 40.0, 38.0, 900.0
+    )
+    planner = StepResult(
+        Prepared(ctx, {"planner_training": "trained"}),
+        {"user-memory vectors": 0.5, "dpo": 16.0},
+        200.0,
+        180.0,
+        1400.0,
+    )
+    merged = planner.after(part)
+    # a phase both steps report is summed (19.5 + 0.5), the others kept; seconds summed, peak the larger
+    assert merged.one_time_work == {"user-memory vectors": 20.0, "read ahead": 18.0, "dpo": 16.0}
+    assert (merged.wall_seconds, merged.cpu_seconds, merged.process_peak_rss_mb) == (240.0, 218.0, 1400.0)
+    assert merged.prepared.metrics == {"planner_training": "trained", "part": 1}
 
 
 def test_chain_costs_follow_the_longest_chain_of_waiting_steps() -> None:
