@@ -67,6 +67,9 @@ class AheadPart:
     """Does the part for the run (the request its method's `prepare_ahead` step gets; picklable: a
     module-level function or a `partial` of one; it runs in the step's process). What it returns is
     not read."""
+    item_vectors: bool = False
+    """Whether it reads the catalog's item vectors: its step then waits for the run's item-vector
+    step, as a method's with `MethodSpec.item_vectors` does (one process writes them at a time)."""
 
 
 @dataclass(frozen=True)

@@ -39,8 +39,9 @@ def text_fingerprint(texts: Sequence[str]) -> str:
 
 
 def save_array(path: Path, array: np.ndarray) -> None:
-    """`np.save` to `path` through a temporary file, so a crash never leaves half an array there."""
-    temporary = path.with_name(path.name + ".tmp.npy")
+    """`np.save` to `path` through a temporary file of this process and thread, so a crash never
+    leaves half an array there and two writers never rename each other's file."""
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp.npy")
     np.save(temporary, array)
     temporary.replace(path)
 

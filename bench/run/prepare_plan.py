@@ -196,9 +196,13 @@ def plan_steps(
     parts = planned_parts(methods, contexts)
     after = dependencies(methods, contexts, parts)
     method_of = {name: parts[name][0] if name in parts else name.removesuffix(AHEAD) for name in after}
+
+    def reads_items(name: str) -> bool:  # a part only when it says so (`AheadPart.item_vectors`)
+        return name not in parts or parts[name][1].item_vectors
+
     if after and any(METHODS[m].item_vectors for m in methods):
         reads = {
-            s: (*a, ITEM_VECTORS) if METHODS[method_of[s]].item_vectors and s not in parts else a
+            s: (*a, ITEM_VECTORS) if METHODS[method_of[s]].item_vectors and reads_items(s) else a
             for s, a in after.items()
         }
         after = {ITEM_VECTORS: (), **reads}

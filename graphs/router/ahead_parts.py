@@ -97,5 +97,6 @@ def ahead_parts(context: RouterContext) -> list[AheadPart]:
         for model in training_world_model_names(training_context(context))
     ]
     if reads_world_memories(context):
-        parts.append(AheadPart(WORLD_MEMORIES, WORLD_MEMORIES_COST, read_world_memories))
+        # curation reads item vectors: the part waits for the run's item-vector step
+        parts.append(AheadPart(WORLD_MEMORIES, WORLD_MEMORIES_COST, read_world_memories, item_vectors=True))
     return parts

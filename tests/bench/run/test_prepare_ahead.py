@@ -73,16 +73,18 @@ def test_learned_planners_train_ahead_beside_the_prerequisites() -> None:
     assert ahead.after == (*parts, ITEM_VECTORS) and not steps["router_learned"].hook
     sasrec = steps[parts[0]]
     assert sasrec.method == "router_learned" and sasrec.part is not None and not sasrec.hook
+    # the memory part reads item vectors: it waits for their one writer; the models read ids only
+    assert steps[parts[3]].after == (ITEM_VECTORS,) and all(steps[p].after == () for p in parts[:3])
     assert sasrec.after == () and sasrec.row_prefix == parts[0]  # its rows are its own, beside the others'
     assert ahead.row_prefix == "router_learned"
     # the trainings of their own start in fresh processes; the methods' own steps in any
     assert ahead.fresh_process and all(steps[part].fresh_process for part in parts)
     assert not steps["router_learned"].fresh_process and not steps["memrec"].fresh_process
-    # the parts and the item vectors head the longest chains of work: each its own estimate plus the
-    # planner training's chain
-    for name in (*parts, ITEM_VECTORS):
-        own = ITEM_VECTORS_COST if name == ITEM_VECTORS else steps[name].part.cost  # type: ignore[union-attr]
-        assert steps[name].chain_cost == own + ahead.chain_cost
+    # the parts head the longest chains of work: each its own estimate plus the planner training's
+    # chain; the item vectors' runs through the memory part
+    for name in parts:
+        assert steps[name].chain_cost == steps[name].part.cost + ahead.chain_cost  # type: ignore[union-attr]
+    assert steps[ITEM_VECTORS].chain_cost == ITEM_VECTORS_COST + steps[parts[3]].chain_cost
     assert ahead.chain_cost == max(s.chain_cost for n, s in steps.items() if n not in (*parts, ITEM_VECTORS))
 
 
